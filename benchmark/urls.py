@@ -1,10 +1,17 @@
 from django.urls import path
 
-from benchmark import views
+from benchmark import run_views, views
 
 app_name = "benchmark"
 
 urlpatterns = [
-    path("runs/", views.run_list, name="run_list"),
+    path("runs/", run_views.run_list, name="run_list"),
+    path("runs/launch/", run_views.run_launch, name="run_launch"),
+    path("runs/<uuid:code>/", run_views.run_detail, name="run_detail"),
+    path("runs/<uuid:code>/log.txt", run_views.run_log, name="run_log"),
+    path("runs/<uuid:code>/export.traj", run_views.run_traj, name="run_traj"),
+    path("runs/<uuid:code>/cancel/", run_views.run_cancel, name="run_cancel"),
+    path("runs/<uuid:code>/share/", run_views.run_share, name="run_share"),
+    path("runs/<uuid:code>/replay/", run_views.run_replay, name="run_replay"),
     path("tasks/", views.task_list, name="task_list"),
 ]

@@ -1,0 +1,127 @@
+"""The agent loop: decide -> execute in the sandbox -> record, until submit or a limit.
+
+The loop knows nothing of Django: a `Recorder` persists and publishes each step, a `Policy`
+decides the next action (an LLM, the task's baseline, or a replayed trajectory).
+Exit statuses use MLGym's vocabulary.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from benchmark.agent.environment import Environment, Observation
+
+
+class ExitStatus:
+    SUBMITTED = "submitted"
+    MAX_STEPS = "max_steps"
+    EXIT_COST = "exit_cost"
+    EXIT_CONTEXT = "exit_context"
+    EXIT_FORMAT = "exit_format"
+    EXIT_API = "exit_api"
+    EXIT_ERROR = "exit_error"
+    EXIT_CANCELLED = "exit_cancelled"
+
+
+@dataclass
+class Usage:
+    tokens_sent: int = 0
+    tokens_received: int = 0
+    cost: float = 0.0
+    api_calls: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.tokens_sent += other.tokens_sent
+        self.tokens_received += other.tokens_received
+        self.cost += other.cost
+        self.api_calls += other.api_calls
+
+
+@dataclass
+class Decision:
+    thought: str
+    action: str
+    raw: str = ""
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass
+class Turn:
+    """What the policy is told before deciding: the last observation and where the agent stands."""
+
+    step: int
+    remaining: int
+    observation: str | None
+    state: dict[str, str]
+
+
+class Stop(Exception):
+    """The policy cannot go on; `reason` is an exit status."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+class Policy(Protocol):
+    usage: Usage
+
+    def decide(self, turn: Turn) -> Decision: ...
+
+
+class Recorder(Protocol):
+    def step(self, *, decision: Decision, observation: Observation, state: dict[str, Any], harness: float) -> None: ...
+
+    def cancelled(self) -> bool: ...
+
+
+@dataclass
+class Outcome:
+    exit_status: str
+    detail: str = ""
+    steps: int = 0
+
+
+def submission_status(result: Any, reason: str) -> str:
+    """MLGym's names: submitted / autosubmission (R) on success; on failure say why, with R."""
+    if not result.error:
+        return ExitStatus.SUBMITTED if reason == "submit" else f"autosubmission ({reason})"
+    if reason.startswith("exit_"):
+        return reason
+    text = result.error.lower()
+    kind = "submission_not_found" if ("not found" in text or "no such file" in text) else "evaluation_format_error"
+    return f"{kind} ({reason})"
+
+
+def run_loop(*, env: Environment, policy: Policy, recorder: Recorder, max_steps: int) -> Outcome:
+    observation: str | None = None
+    for number in range(1, max_steps + 1):
+        if recorder.cancelled():
+            return Outcome(ExitStatus.EXIT_CANCELLED, steps=number - 1)
+        turn = Turn(step=number - 1, remaining=max_steps - number + 1, observation=observation, state=env.state.as_dict())
+        try:
+            decision = policy.decide(turn)
+        except Stop as stop:
+            return _autosubmit(env=env, recorder=recorder, reason=stop.reason, detail=stop.detail, steps=number - 1)
+        started = time.perf_counter()
+        result = env.execute(decision.action)
+        # Harness time of this step = the step's wall time minus the command's own time in the sandbox.
+        harness = max(0.0, time.perf_counter() - started - result.duration)
+        recorder.step(decision=decision, observation=result, state=env.state.as_dict(), harness=harness)
+        if result.done:
+            return Outcome(submission_status(result.score, "submit"), steps=number)
+        observation = result.text
+    return _autosubmit(env=env, recorder=recorder, reason=ExitStatus.MAX_STEPS, detail="", steps=max_steps)
+
+
+def _autosubmit(*, env: Environment, recorder: Recorder, reason: str, detail: str, steps: int) -> Outcome:
+    """Score whatever submission the agent left, as MLGym does when a run stops early."""
+    if reason == ExitStatus.EXIT_CANCELLED or recorder.cancelled():
+        return Outcome(ExitStatus.EXIT_CANCELLED, detail, steps)
+    decision = Decision(thought=f"(autosubmission after {reason}{': ' + detail if detail else ''})\n", action="submit\n")
+    result = env.execute("submit")
+    recorder.step(decision=decision, observation=result, state=env.state.as_dict(), harness=0.0)
+    return Outcome(submission_status(result.score, reason), detail, steps + 1)

@@ -1,0 +1,83 @@
+"""The live run stream. Relays only: permission check in connect, one group per run, no writes.
+
+Reconnect rule: the client says the last step index it holds ({"after": N}); the consumer sends
+every committed step after it from the database, then relays live steps, skipping any index it
+already sent and filling any gap from the database - so nothing is lost and nothing repeats.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from benchmark import progress
+from benchmark.models import Run
+from benchmark.permissions import can_view_run
+
+BATCH = 200
+
+
+class RunStreamConsumer(AsyncJsonWebsocketConsumer):
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        code = self.scope["url_route"]["kwargs"]["code"]
+        self.run_id: int | None = await database_sync_to_async(self._authorised_run)(user, code)
+        if self.run_id is None:
+            await self.close(code=4403)
+            return
+        self.last_sent: int | None = None  # nothing is relayed until the client says where it stands
+        self.group = progress.run_group(code)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+
+    def _authorised_run(self, user: Any, code: Any) -> int | None:
+        if user is None or not user.is_authenticated:
+            return None
+        run = Run.objects.filter(code=code).first()
+        if run is None or not can_view_run(user, run):
+            return None
+        return run.pk
+
+    async def disconnect(self, code: int) -> None:
+        if getattr(self, "group", None):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        after = content.get("after") if isinstance(content, dict) else None
+        if not isinstance(after, int) or isinstance(after, bool) or after < 0:
+            await self.send_json({"type": "error", "error": 'send {"after": <last step index held, 0 for none>}'})
+            return
+        self.last_sent = after
+        await self._catch_up()
+        await self.send_json({"type": "status", "run": await database_sync_to_async(self._run_payload)()})
+
+    def _run_payload(self) -> dict[str, Any]:
+        return dict(progress.run_payload(Run.objects.get(pk=self.run_id)))
+
+    async def _catch_up(self) -> None:
+        while True:
+            steps = await database_sync_to_async(progress.steps_after)(self.run_id, self.last_sent, limit=BATCH)
+            if not steps:
+                return
+            await self.send_json({"type": "steps", "steps": steps})
+            self.last_sent = steps[-1]["index"]
+            if len(steps) < BATCH:
+                return
+
+    async def run_step(self, message: dict[str, Any]) -> None:
+        if self.last_sent is None:
+            return  # the client's first message will read this step from the database
+        index = message["step"]["index"]
+        if index <= self.last_sent:
+            return
+        if index > self.last_sent + 1:
+            await self._catch_up()  # a gap (e.g. a full channel dropped messages): read it back
+            return
+        await self.send_json({"type": "steps", "steps": [message["step"]]})
+        self.last_sent = index
+
+    async def run_status(self, message: dict[str, Any]) -> None:
+        if self.last_sent is not None:
+            await self.send_json({"type": "status", "run": message["run"]})

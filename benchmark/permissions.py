@@ -1,0 +1,33 @@
+"""Who may see and act on a run. Reviewers never see runs (model identity, costs, scores)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from accounts.roles import is_admin, is_researcher
+from benchmark.models import Run
+
+
+def visible_runs(user: Any) -> QuerySet[Run]:
+    """Admins see every run; a researcher sees their own runs and those shared with them."""
+    runs = Run.objects.select_related("task", "agent")
+    if is_admin(user):
+        return runs
+    if not is_researcher(user):
+        return runs.none()
+    return runs.filter(Q(owner=user) | Q(shared_with=user)).distinct()
+
+
+def can_view_run(user: Any, run: Run) -> bool:
+    if is_admin(user):
+        return True
+    if not is_researcher(user):
+        return False
+    return run.owner_id == user.pk or run.shared_with.filter(pk=user.pk).exists()
+
+
+def can_manage_run(user: Any, run: Run) -> bool:
+    """Cancel and share: the owner and admins, not the researchers it is shared with."""
+    return is_admin(user) or (is_researcher(user) and run.owner_id == user.pk)

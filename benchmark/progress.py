@@ -1,0 +1,213 @@
+"""The benchmark app's use of the channel layer, for sync code (the run worker).
+
+Appending a step is one INSERT (plus the Score row of a validate/submit, and one UPDATE of the
+run's counters) and one group message to `run_<code>`; nothing ever rewrites a trajectory, so
+the cost of step 1,000 equals the cost of step 10.
+
+Group messages go out through one event loop per process, kept in a daemon thread, so that the
+Redis connection of the channel layer is reused instead of reopened for every message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import threading
+from typing import Any, TypedDict
+
+from channels.layers import get_channel_layer
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from benchmark.models import Run, Score, Step, Task
+
+
+class ScorePayload(TypedDict):
+    kind: str
+    metrics: dict[str, Any]
+    primary: float | None
+    error: str
+
+
+class StepPayload(TypedDict):
+    index: int
+    thought: str
+    action: str
+    observation: str
+    state: dict[str, Any]
+    execution_time: float
+    tokens_sent: int
+    tokens_received: int
+    cost: float
+    created_at: str
+    score: ScorePayload | None
+
+
+class RunPayload(TypedDict):
+    status: str
+    exit_status: str
+    error: str
+    step_count: int
+    cost: float
+    tokens_sent: int
+    tokens_received: int
+    best_attempt: float | None
+    best_submission: float | None
+    finished: bool
+
+
+def run_group(code: Any) -> str:
+    return f"run_{code}"
+
+
+def score_payload(score: Score | None) -> ScorePayload | None:
+    if score is None:
+        return None
+    return {"kind": score.kind, "metrics": score.metrics, "primary": score.primary, "error": score.error}
+
+
+def step_payload(step: Step, score: Score | None = None) -> StepPayload:
+    return {
+        "index": step.index,
+        "thought": step.thought,
+        "action": step.action,
+        "observation": step.observation,
+        "state": step.state,
+        "execution_time": round(step.execution_time, 4),
+        "tokens_sent": step.tokens_sent,
+        "tokens_received": step.tokens_received,
+        "cost": step.cost,
+        "created_at": step.created_at.isoformat() if step.created_at else "",
+        "score": score_payload(score),
+    }
+
+
+def steps_after(run_id: int, after: int, *, limit: int | None = None) -> list[StepPayload]:
+    """Steps with index > after, in order, each with its score: the reconnect catch-up."""
+    steps = list(Step.objects.filter(run_id=run_id, index__gt=after).order_by("index")[:limit])
+    scores = {s.step_id: s for s in Score.objects.filter(run_id=run_id, step__in=steps)} if steps else {}
+    return [step_payload(step, scores.get(step.pk)) for step in steps]
+
+
+def run_payload(run: Run) -> RunPayload:
+    return {
+        "status": run.status,
+        "exit_status": run.exit_status,
+        "error": run.error,
+        "step_count": run.step_count,
+        "cost": run.cost,
+        "tokens_sent": run.tokens_sent,
+        "tokens_received": run.tokens_received,
+        "best_attempt": run.best_attempt,
+        "best_submission": run.best_submission,
+        "finished": not run.is_active,
+    }
+
+
+# -- sending ----------------------------------------------------------------------------------
+_loop_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_pid: int | None = None
+
+
+def _sender_loop() -> asyncio.AbstractEventLoop:
+    """One loop per process (RQ forks a work horse per job: a forked child starts its own)."""
+    global _loop, _loop_pid
+    with _loop_lock:
+        if _loop is None or _loop_pid != os.getpid() or not _loop.is_running():
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="progress-sender", daemon=True).start()
+            _loop, _loop_pid = loop, os.getpid()
+        return _loop
+
+
+def group_send(group: str, message: dict[str, Any], *, timeout: float = 10.0) -> None:
+    layer = get_channel_layer()
+    future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), _sender_loop())
+    future.result(timeout=timeout)
+
+
+def run_status_send(run: Run) -> None:
+    group_send(run_group(run.code), {"type": "run.status", "run": dict(run_payload(run))})
+
+
+def _better(task: Task, current: float | None, value: float | None) -> float | None:
+    if value is None or not math.isfinite(value):
+        return current
+    if current is None:
+        return value
+    return max(current, value) if task.direction == Task.Direction.MAX else min(current, value)
+
+
+def step_append(
+    *,
+    run: Run,
+    thought: str,
+    action: str,
+    observation: str,
+    raw_response: str = "",
+    state: dict[str, Any] | None = None,
+    execution_time: float = 0.0,
+    tokens_sent: int = 0,
+    tokens_received: int = 0,
+    cost: float = 0.0,
+    score_kind: str | None = None,
+    score: Any = None,
+    publish: bool = True,
+) -> Step:
+    """Persist the next step of `run` (the worker is its only writer) and publish it.
+
+    `run` is updated in memory too, so the caller's object stays the source of the next index.
+    """
+    index = run.step_count + 1
+    now = timezone.now()
+    with transaction.atomic():
+        step = Step.objects.create(
+            run=run,
+            index=index,
+            thought=thought,
+            action=action,
+            observation=observation,
+            raw_response=raw_response,
+            state=state or {},
+            execution_time=execution_time,
+            tokens_sent=tokens_sent,
+            tokens_received=tokens_received,
+            cost=cost,
+        )
+        score_row = None
+        changes: dict[str, Any] = {
+            "step_count": index,
+            "tokens_sent": F("tokens_sent") + tokens_sent,
+            "tokens_received": F("tokens_received") + tokens_received,
+            "cost": F("cost") + cost,
+            "heartbeat_at": now,
+        }
+        if score_kind is not None and score is not None:
+            primary = score.primary if score.primary is not None and math.isfinite(score.primary) else None
+            score_row = Score.objects.create(
+                run=run,
+                step=step,
+                kind=score_kind,
+                metrics=score.metrics or {},
+                primary=primary if not score.error else None,
+                error=score.error or "",
+            )
+            if not score.error:
+                run.best_attempt = _better(run.task, run.best_attempt, primary)
+                changes["best_attempt"] = run.best_attempt
+                if score_kind == Score.Kind.SUBMIT:
+                    run.best_submission = primary
+                    changes["best_submission"] = primary
+        Run.objects.filter(pk=run.pk).update(**changes)
+    run.step_count = index
+    run.tokens_sent += tokens_sent
+    run.tokens_received += tokens_received
+    run.cost += cost
+    run.heartbeat_at = now
+    if publish:
+        # Sent after the commit: a viewer that reconnects and asks the database finds it too.
+        group_send(run_group(run.code), {"type": "run.step", "step": dict(step_payload(step, score_row))})
+    return step

@@ -1,0 +1,153 @@
+"""Run pages: list, launch, the live run page, raw log and .traj downloads, cancel, share, replay."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from uuid import UUID
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from accounts.roles import ADMIN, RESEARCHER, is_researcher, role_required
+from benchmark import progress, services
+from benchmark.models import AgentConfig, Run
+from benchmark.permissions import can_manage_run, can_view_run, visible_runs
+from benchmark.run_forms import LaunchForm, ShareForm
+from benchmark.trajectories import traj_export
+
+INITIAL_STEPS = 2000  # steps embedded in the page; the websocket sends the rest
+
+
+def _run_for(request: HttpRequest, code: UUID) -> Run:
+    """The run, if this user may see it: 404 for unknown codes and for runs they may not see."""
+    run = Run.objects.select_related("task", "agent", "owner", "replay_of").filter(code=code).first()
+    if run is None or not can_view_run(request.user, run):
+        raise Http404("no such run")
+    return run
+
+
+@require_GET
+@role_required(RESEARCHER, ADMIN)
+def run_list(request: HttpRequest) -> HttpResponse:
+    runs = visible_runs(request.user).select_related("owner")[:200]
+    return render(request, "benchmark/run_list.html", {"runs": runs})
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(RESEARCHER, ADMIN)
+def run_launch(request: HttpRequest) -> HttpResponse:
+    form = LaunchForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        agent = form.agent_config(user=request.user)
+        runs = services.run_launch(
+            owner=request.user,
+            tasks=list(data["tasks"]),
+            agent=agent,
+            n_runs=data["n_runs"],
+            limits=services.Limits(
+                max_steps=data["max_steps"], cost_limit=data["cost_limit"], command_timeout=data["command_timeout"]
+            ),
+        )
+        messages.success(request, f"Launched {len(runs)} run(s).")
+        if len(runs) == 1:
+            return redirect("benchmark:run_detail", code=runs[0].code)
+        return redirect("benchmark:run_list")
+    return render(request, "benchmark/run_launch.html", {"form": form})
+
+
+@require_GET
+@role_required(RESEARCHER, ADMIN)
+def run_detail(request: HttpRequest, code: UUID) -> HttpResponse:
+    run = _run_for(request, code)
+    steps = progress.steps_after(run.pk, 0, limit=INITIAL_STEPS)
+    context = {
+        "run": run,
+        "steps": steps,
+        "run_state": progress.run_payload(run),
+        "can_manage": can_manage_run(request.user, run),
+        "share_form": ShareForm(),
+        "shared_with": run.shared_with.order_by("username"),
+        "scores": run.scores.select_related("step").order_by("created_at", "id"),
+    }
+    return render(request, "benchmark/run_detail.html", context)
+
+
+def _log_lines(run: Run) -> Iterator[str]:
+    yield f"# run {run.code} - task {run.task.slug} - agent {run.agent.name}\n"
+    yield f"# status {run.status} - exit {run.exit_status or '-'} - cost ${run.cost:.4f} - steps {run.step_count}\n"
+    for step in run.steps.order_by("index").iterator(chunk_size=500):
+        yield f"\n===== step {step.index} ({step.execution_time:.2f}s) =====\n"
+        yield f"--- thought\n{step.thought.rstrip()}\n--- action\n{step.action.rstrip()}\n"
+        yield f"--- observation\n{step.observation.rstrip()}\n"
+
+
+@require_GET
+@role_required(RESEARCHER, ADMIN)
+def run_log(request: HttpRequest, code: UUID) -> StreamingHttpResponse:
+    run = _run_for(request, code)
+    response = StreamingHttpResponse(_log_lines(run), content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="run-{run.code}.log"'
+    return response
+
+
+@require_GET
+@role_required(RESEARCHER, ADMIN)
+def run_traj(request: HttpRequest, code: UUID) -> HttpResponse:
+    run = _run_for(request, code)
+    response = HttpResponse(json.dumps(traj_export(run), indent=1), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{run.task.slug}-{run.code}.traj"'
+    return response
+
+
+@require_POST
+@role_required(RESEARCHER, ADMIN)
+def run_cancel(request: HttpRequest, code: UUID) -> HttpResponse:
+    run = _run_for(request, code)
+    if not can_manage_run(request.user, run):
+        raise PermissionDenied
+    if services.run_cancel(run=run):
+        messages.success(request, "Run cancelled.")
+    else:
+        messages.error(request, f"The run is already {run.get_status_display()}.")
+    return redirect("benchmark:run_detail", code=run.code)
+
+
+@require_POST
+@role_required(RESEARCHER, ADMIN)
+def run_share(request: HttpRequest, code: UUID) -> HttpResponse:
+    run = _run_for(request, code)
+    if not can_manage_run(request.user, run):
+        raise PermissionDenied
+    form = ShareForm(request.POST)
+    user = None
+    if form.is_valid():
+        user = get_user_model().objects.filter(username=form.cleaned_data["username"], is_active=True).first()
+    if user is None or not is_researcher(user):
+        messages.error(request, "No researcher with that username.")
+    else:
+        services.run_share(run=run, user=user)
+        messages.success(request, f"{user.get_username()} can now watch this run.")
+    return redirect("benchmark:run_detail", code=run.code)
+
+
+@require_POST
+@role_required(RESEARCHER, ADMIN)
+def run_replay(request: HttpRequest, code: UUID) -> HttpResponse:
+    """Re-execute this run's actions in a fresh sandbox (no model) and compare the outputs."""
+    run = _run_for(request, code)
+    if not run.steps.exists():
+        messages.error(request, "This run has no steps to replay.")
+        return redirect("benchmark:run_detail", code=run.code)
+    agent = AgentConfig.objects.create(
+        name="replay", kind=AgentConfig.Kind.REPLAY, max_steps=run.step_count + 1, created_by=request.user
+    )
+    (replay,) = services.run_launch(
+        owner=request.user, tasks=[run.task], agent=agent, replay_of=run, name=f"replay of {run.code}"
+    )
+    return redirect("benchmark:run_detail", code=replay.code)

@@ -1,0 +1,303 @@
+"""Run flows that span models and touch RQ, the sandbox and the channel layer."""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import os
+import socket
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from benchmark import progress
+from benchmark.agent.environment import Environment, Observation
+from benchmark.agent.loop import Decision, ExitStatus, Outcome, Usage, run_loop
+from benchmark.agent.policies import LLMPolicy, ModelSettings, baseline_policy, replay_policy
+from benchmark.agent.prompt import TASK_TEMPLATE, system_message
+from benchmark.models import AgentConfig, Run, RunGroup, Score, Step, Task
+
+log = logging.getLogger(__name__)
+
+DEFAULT_COMMAND_TIMEOUT = 1800
+DEFAULT_MAX_TOKENS = 4096
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-launch overrides of the agent config's limits (None = the config's value)."""
+
+    max_steps: int | None = None
+    cost_limit: float | None = None
+    command_timeout: int | None = None
+
+    def as_params(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+# -- launch ---------------------------------------------------------------------------------------
+def run_enqueue(run: Run) -> None:
+    """Enqueue after the surrounding transaction commits: the worker must find the row."""
+    import django_rq
+
+    from benchmark.jobs import execute_run
+
+    run_id = run.pk
+    transaction.on_commit(lambda: django_rq.get_queue("runs").enqueue(execute_run, run_id, job_timeout=6 * 3600))
+
+
+def run_launch(
+    *,
+    owner: AbstractBaseUser,
+    tasks: Sequence[Task],
+    agent: AgentConfig,
+    n_runs: int = 1,
+    limits: Limits | None = None,
+    replay_of: Run | None = None,
+    name: str = "",
+) -> list[Run]:
+    """One Run row and one RQ job per (task, repetition)."""
+    if not tasks:
+        raise ValueError("choose at least one task")
+    if not 1 <= n_runs <= 100:
+        raise ValueError("the number of runs must be between 1 and 100")
+    limits = limits or Limits()
+    runs = []
+    with transaction.atomic():
+        group = RunGroup.objects.create(
+            name=name or f"{agent.name} on {len(tasks)} task(s) x {n_runs}", owner=owner
+        )
+        for task in tasks:
+            for repetition in range(n_runs):
+                run = Run.objects.create(
+                    task=task,
+                    agent=agent,
+                    group=group,
+                    owner=owner,
+                    method=agent.name,
+                    replay_of=replay_of,
+                    params={**limits.as_params(), "repetition": repetition},
+                )
+                run_enqueue(run)
+                runs.append(run)
+    return runs
+
+
+def run_cancel(*, run: Run) -> bool:
+    """Stop a queued or running run: the worker checks before every step and stops there."""
+    updated = Run.objects.filter(pk=run.pk, status__in=Run.ACTIVE).update(
+        status=Run.Status.CANCELLED, exit_status=ExitStatus.EXIT_CANCELLED, finished_at=timezone.now()
+    )
+    run.refresh_from_db()
+    if updated:
+        progress.run_status_send(run)
+    return bool(updated)
+
+
+def run_share(*, run: Run, user: AbstractBaseUser) -> None:
+    run.shared_with.add(user)
+
+
+# -- execution ----------------------------------------------------------------------------------
+@dataclass
+class RunRecorder:
+    """Persists each step as it happens; for replays, also compares outputs with the original."""
+
+    run: Run
+    usage: Usage = field(default_factory=Usage)
+    original: list[Step] = field(default_factory=list)
+    differences: list[int] = field(default_factory=list)
+    harness_seconds: list[float] = field(default_factory=list)
+
+    def cancelled(self) -> bool:
+        status = Run.objects.filter(pk=self.run.pk).values_list("status", flat=True).first()
+        return status != Run.Status.RUNNING
+
+    def step(self, *, decision: Decision, observation: Observation, state: dict[str, Any], harness: float) -> None:
+        state = dict(state)
+        if self.original:
+            state["replay"] = self._compare(observation.text)
+        score_kind = {"validate": Score.Kind.VALIDATE, "submit": Score.Kind.SUBMIT}.get(observation.kind)
+        self.usage.add(decision.usage)
+        self.harness_seconds.append(harness)
+        progress.step_append(
+            run=self.run,
+            thought=decision.thought,
+            action=decision.action,
+            observation=observation.text,
+            raw_response=decision.raw,
+            state=state,
+            execution_time=observation.duration,
+            tokens_sent=decision.usage.tokens_sent,
+            tokens_received=decision.usage.tokens_received,
+            cost=decision.usage.cost,
+            score_kind=score_kind,
+            score=observation.score,
+        )
+
+    def _compare(self, text: str) -> dict[str, Any]:
+        position = self.run.step_count  # index of the original step this one replays (0-based)
+        if position >= len(self.original):
+            return {"original_index": None, "same": False, "diff": "(no original step at this position)"}
+        original = self.original[position]
+        same = original.observation.strip() == text.strip()
+        diff = ""
+        if not same:
+            self.differences.append(position + 1)
+            lines = difflib.unified_diff(
+                original.observation.splitlines(), text.splitlines(), "original", "replay", lineterm="", n=1
+            )
+            diff = "\n".join(list(lines)[:200])
+        return {"original_index": original.index, "same": same, "diff": diff}
+
+
+def _model_settings(agent: AgentConfig, run: Run) -> ModelSettings:
+    prices = None
+    if agent.price_input_per_mtok or agent.price_output_per_mtok:
+        prices = {"input_per_mtok": agent.price_input_per_mtok, "output_per_mtok": agent.price_output_per_mtok}
+    return ModelSettings(
+        model=agent.model,
+        temperature=agent.temperature,
+        top_p=agent.top_p,
+        max_tokens=int(agent.extra.get("max_tokens", DEFAULT_MAX_TOKENS)),
+        cost_limit=float(run.params.get("cost_limit", agent.cost_limit)),
+        history_window=agent.history_window,
+        base_url=agent.base_url or None,
+        prices=prices,
+    )
+
+
+def _literature() -> Any:
+    """The literature provider when one is configured, else None (the agent is told so)."""
+    from django.conf import settings
+
+    if not getattr(settings, "LITERATURE_PROVIDER", ""):
+        return None
+    try:
+        from benchmark.literature import agent_tool  # provided by the research pipeline
+    except ImportError:
+        return None
+    return agent_tool
+
+
+def _policy(run: Run, env: Environment, max_steps: int, command_timeout: int, recorder: RunRecorder) -> Any:
+    from benchmark import evaluation
+
+    agent = run.agent
+    if agent.kind == AgentConfig.Kind.BASELINE:
+        return baseline_policy(baseline_command=evaluation.baseline_command(run.task))
+    if agent.kind == AgentConfig.Kind.REPLAY:
+        if run.replay_of is None:
+            raise ValueError("a replay run needs the run it replays (replay_of)")
+        recorder.original = list(run.replay_of.steps.order_by("index"))
+        return replay_policy(steps=recorder.original)
+    system = system_message(available=env.available_tools, max_steps=max_steps, command_timeout=command_timeout)
+    task_message = TASK_TEMPLATE.format(
+        description=run.task.description,
+        max_steps=max_steps,
+        open_file="n/a",
+        working_dir=env.state.working_dir,
+    )
+    run.params = {**run.params, "prompt": {"system": system, "task": task_message}}
+    Run.objects.filter(pk=run.pk).update(params=run.params)
+    return LLMPolicy(settings=_model_settings(agent, run), system=system, task_message=task_message)
+
+
+def _worker_name() -> str:
+    try:
+        from rq import get_current_job
+
+        job = get_current_job()
+        if job is not None and getattr(job, "worker_name", None):
+            return str(job.worker_name)
+    except Exception:  # outside a worker
+        pass
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def run_execute(*, run_id: int) -> Run | None:
+    """Claim a queued run and drive it to its end; every step is committed as it happens."""
+    claimed = Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(
+        status=Run.Status.RUNNING, started_at=timezone.now(), worker_name=_worker_name(), heartbeat_at=timezone.now()
+    )
+    if not claimed:
+        return None  # cancelled before it started, or claimed by another worker
+    run = Run.objects.select_related("task", "agent", "replay_of").get(pk=run_id)
+    progress.run_status_send(run)
+    recorder = RunRecorder(run=run)
+    outcome = Outcome(ExitStatus.EXIT_ERROR)
+    error = ""
+    policy = None
+    session = None
+    started = time.perf_counter()
+    try:
+        from benchmark import evaluation
+        from sandbox import open_session
+
+        max_steps = int(run.params.get("max_steps", run.agent.max_steps))
+        command_timeout = int(run.params.get("command_timeout", DEFAULT_COMMAND_TIMEOUT))
+        session = open_session(evaluation.agent_sandbox_spec(task=run.task, run_code=str(run.code)))
+        evaluation.workspace_prepare(task=run.task, session=session)
+
+        def evaluate(split: str) -> Any:
+            return evaluation.submission_evaluate(task=run.task, session=session, split=split)
+
+        env = Environment(
+            session=session,
+            evaluate=evaluate,
+            command_timeout=command_timeout,
+            literature=_literature(),
+            baseline_scores=run.task.baseline_scores,
+        )
+        policy = _policy(run, env, max_steps, command_timeout, recorder)
+        outcome = run_loop(env=env, policy=policy, recorder=recorder, max_steps=max_steps)
+    except Exception as exc:  # the run fails visibly; the worker lives on
+        log.exception("run %s failed", run.code)
+        error = f"{type(exc).__name__}: {exc}"
+    finally:
+        if session is not None:
+            try:
+                session.close()
+            except Exception:
+                log.exception("closing the sandbox of run %s", run.code)
+    return _run_finish(run=run, outcome=outcome, error=error, policy=policy, recorder=recorder, wall=time.perf_counter() - started)
+
+
+def _run_finish(*, run: Run, outcome: Outcome, error: str, policy: Any, recorder: RunRecorder, wall: float) -> Run:
+    usage = policy.usage if policy is not None and policy.usage.api_calls else recorder.usage
+    params = dict(run.params)
+    if recorder.original:
+        params["replay"] = {"compared": min(run.step_count, len(recorder.original)), "differing_steps": recorder.differences}
+    if recorder.harness_seconds:
+        ordered = sorted(recorder.harness_seconds)
+        params["harness_ms_p50"] = round(1000 * ordered[len(ordered) // 2], 3)
+    if error:
+        status, exit_status = Run.Status.FAILED, ExitStatus.EXIT_ERROR
+    elif outcome.exit_status == ExitStatus.EXIT_CANCELLED:
+        status, exit_status = Run.Status.CANCELLED, outcome.exit_status
+    else:
+        status, exit_status = Run.Status.FINISHED, outcome.exit_status
+    if outcome.detail and not error:
+        params["exit_detail"] = outcome.detail
+    # Only a run still marked running is finished here: a cancel or the reaper keeps its say.
+    Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
+        status=status,
+        exit_status=exit_status,
+        error=error,
+        finished_at=timezone.now(),
+        tokens_sent=usage.tokens_sent,
+        tokens_received=usage.tokens_received,
+        cost=usage.cost,
+        api_calls=usage.api_calls,
+        params=params,
+    )
+    Run.objects.filter(pk=run.pk).update(params=params)
+    run.refresh_from_db()
+    progress.run_status_send(run)
+    log.info("run %s ended: %s %s after %.1fs", run.code, run.status, run.exit_status, wall)
+    return run

@@ -1,0 +1,276 @@
+"""MLGym `.traj` files: import them as runs, export any run as one."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from benchmark.models import AgentConfig, Run, RunGroup, Score, Step, Task
+
+# MLGym keeps the priority metric and its direction in code; the released README lists them.
+MLGYM_METRICS: dict[str, tuple[str, str]] = {
+    "regressionKaggleHousePrice": ("r2", "max"),
+    "3SATTime": ("Time", "min"),
+    "imageClassificationCifar10": ("accuracy", "max"),
+    "imageClassificationFMnist": ("accuracy", "max"),
+    "imageCaptioningCOCO": ("BLEU Score", "max"),
+    "languageModelingFineWeb": ("val_loss", "min"),
+    "naturalLanguageInferenceMNLI": ("validation_accuracy", "max"),
+    "battleOfSexes": ("Score", "max"),
+    "prisonersDilemma": ("Score", "max"),
+    "blotto": ("Score", "max"),
+    "rlBreakoutMinAtar": ("Reward Mean", "max"),
+    "rlMetaMazeMisc": ("Reward Mean", "max"),
+    "rlMountainCarContinuous": ("Reward Mean", "max"),
+}
+SUBMITTING = ("submitted", "autosubmission")
+
+
+class TrajImportError(ValueError):
+    def __init__(self, path: Path | str, field: str, message: str) -> None:
+        super().__init__(f"{path}: {field}: {message}")
+
+
+def _require(data: Any, key: str, kind: type | tuple[type, ...], path: Path, where: str = "") -> Any:
+    if not isinstance(data, dict) or key not in data:
+        raise TrajImportError(path, f"{where}{key}", "missing")
+    if not isinstance(data[key], kind):
+        raise TrajImportError(path, f"{where}{key}", f"expected {kind}, got {type(data[key]).__name__}")
+    return data[key]
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _mlgym_task(slug: str) -> Task:
+    """The current task for an MLGym id: loaded by the tasks loader when it can, else a listed stub."""
+    task = Task.objects.filter(slug=slug, is_current=True).first()
+    if task is not None:
+        return task
+    config = Path(settings.MLGYM_DIR or "", "configs", "tasks", f"{slug}.yaml")
+    if settings.MLGYM_DIR and config.is_file():
+        try:
+            from benchmark.tasks import mlgym_task_load, task_sync_spec
+
+            return task_sync_spec(mlgym_task_load(config, mlgym_dir=Path(settings.MLGYM_DIR)))
+        except ImportError:
+            pass
+    metric, direction = MLGYM_METRICS.get(slug, ("", "max"))
+    task, _ = Task.objects.get_or_create(
+        slug=slug,
+        version_hash=hashlib.sha256(f"mlgym-stub:{slug}".encode()).hexdigest(),
+        defaults={
+            "kind": Task.Kind.MLGYM,
+            "title": slug,
+            "metric": metric,
+            "direction": direction,
+            "source": "mlgym",
+            "data_status": Task.DataStatus.MISSING,
+            "data_detail": "imported with an MLGym trajectory; the task's files are not on this machine",
+        },
+    )
+    return task
+
+
+def _folder_meta(path: Path) -> dict[str, Any]:
+    """MLGym's run folder: <model>__<task>__<agent config>__t-<temp>__p-<top_p>__c-<cost>__...run_<i>."""
+    parts = path.parent.name.split("__")
+    if len(parts) < 3:
+        return {"model": "unknown", "task": path.stem}
+    meta: dict[str, Any] = {"model": parts[0].removeprefix("metagen-"), "task": parts[1], "agent_config": parts[2]}
+    for part in parts[3:]:
+        for prefix, key in (("t-", "temperature"), ("p-", "top_p"), ("c-", "cost_limit")):
+            if part.startswith(prefix):
+                try:
+                    meta[key] = float(part[len(prefix) :])
+                except ValueError:
+                    pass
+        match = re.search(r"run_(\d+)$", part)
+        if match:
+            meta["run_index"] = int(match.group(1))
+    return meta
+
+
+def _steps(trajectory: list, path: Path) -> list[dict[str, Any]]:
+    steps = []
+    for position, raw in enumerate(trajectory):
+        where = f"trajectory[{position}]."
+        if not isinstance(raw, dict):
+            raise TrajImportError(path, f"trajectory[{position}]", "expected an object")
+        state = raw.get("state") or {}
+        if isinstance(state, str):
+            try:
+                state = json.loads(state)
+            except json.JSONDecodeError:
+                state = {"raw": state}
+        steps.append(
+            {
+                "thought": str(raw.get("thought") or ""),
+                "action": str(_require(raw, "action", str, path, where)),
+                "observation": str(raw.get("observation") or ""),
+                "raw_response": str(raw.get("response") or ""),
+                "state": state if isinstance(state, dict) else {"raw": state},
+                "execution_time": _finite(raw.get("execution_time")) or 0.0,
+            }
+        )
+    return steps
+
+
+def traj_import(path: Path | str, *, owner: Any = None, group: RunGroup | None = None) -> tuple[Run, bool]:
+    """Import one .traj file; (run, created). Importing the same file again returns the first run."""
+    path = Path(path)
+    try:
+        content = path.read_bytes()
+        data = json.loads(content)
+    except OSError as exc:
+        raise TrajImportError(path, "file", str(exc)) from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise TrajImportError(path, "file", f"not JSON ({exc})") from exc
+    key = hashlib.sha256(content).hexdigest()
+    existing = Run.objects.filter(source=Run.Source.MLGYM, params__import_key=key).first()
+    if existing is not None:
+        return existing, False
+    trajectory = _require(data, "trajectory", list, path)
+    info = _require(data, "info", dict, path)
+    stats = info.get("model_stats") or {}
+    if not isinstance(stats, dict):
+        raise TrajImportError(path, "info.model_stats", "expected an object")
+    scores = info.get("score") or []
+    if not isinstance(scores, list) or not all(isinstance(s, dict) for s in scores):
+        raise TrajImportError(path, "info.score", "expected a list of metric objects")
+    steps = _steps(trajectory, path)
+    meta = _folder_meta(path)
+    history = data.get("history") if isinstance(data.get("history"), list) else []
+    prompt = {}
+    if len(history) >= 2 and all(isinstance(h, dict) for h in history[:2]):
+        prompt = {"system": str(history[0].get("content", "")), "task": str(history[1].get("content", ""))}
+    exit_status = str(info.get("exit_status") or "")
+
+    with transaction.atomic():
+        task = _mlgym_task(meta["task"] if meta["task"] else path.stem)
+        agent, _ = AgentConfig.objects.get_or_create(
+            name=meta["model"],
+            kind=AgentConfig.Kind.MODEL,
+            model=meta["model"],
+            temperature=meta.get("temperature", 0.0),
+            top_p=meta.get("top_p", 0.95),
+            cost_limit=meta.get("cost_limit", 4.0),
+            extra={"source": "mlgym", "agent_config": meta.get("agent_config", "")},
+        )
+        metric = task.metric or MLGYM_METRICS.get(task.slug, ("", "max"))[0]
+        primaries = [_finite(s.get(metric)) for s in scores]
+        submitted = bool(scores) and exit_status.startswith(SUBMITTING)
+        valid = [p for p in primaries if p is not None]
+        better = max if task.direction == Task.Direction.MAX else min
+        run = Run.objects.create(
+            task=task,
+            agent=agent,
+            group=group,
+            owner=owner,
+            source=Run.Source.MLGYM,
+            method=meta["model"],
+            status=Run.Status.FINISHED,
+            exit_status=exit_status,
+            step_count=len(steps),
+            tokens_sent=int(stats.get("tokens_sent") or 0),
+            tokens_received=int(stats.get("tokens_received") or 0),
+            api_calls=int(stats.get("api_calls") or 0),
+            cost=_finite(stats.get("total_cost")) or 0.0,
+            best_attempt=better(valid) if valid else None,
+            best_submission=primaries[-1] if submitted else None,
+            params={
+                "import_key": key,
+                "import": {**meta, "file": path.name, "folder": path.parent.name, "submission": info.get("submission")},
+                "prompt": prompt,
+            },
+        )
+        rows = Step.objects.bulk_create([Step(run=run, index=i + 1, **fields) for i, fields in enumerate(steps)])
+        _import_scores(run=run, rows=rows, scores=scores, primaries=primaries, submitted=submitted)
+    return run, True
+
+
+def _import_scores(*, run: Run, rows: list[Step], scores: list, primaries: list, submitted: bool) -> None:
+    """Attach each released score to the step that produced it (validate steps in order, last = submit)."""
+    validate_steps = [s for s in rows if s.action.strip() == "validate" and "Evaluation Score" in s.observation]
+    submit_steps = [s for s in rows if s.action.strip() == "submit"]
+    objects = []
+    for position, (metrics, primary) in enumerate(zip(scores, primaries, strict=True)):
+        is_submission = submitted and position == len(scores) - 1
+        if is_submission:
+            step = submit_steps[-1] if submit_steps else None
+        else:
+            step = validate_steps[position] if position < len(validate_steps) else None
+        objects.append(
+            Score(
+                run=run,
+                step=step,
+                kind=Score.Kind.SUBMIT if is_submission else Score.Kind.VALIDATE,
+                metrics=metrics,
+                primary=primary,
+            )
+        )
+    Score.objects.bulk_create(objects)
+
+
+# -- export ---------------------------------------------------------------------------------------
+def traj_export(run: Run) -> dict[str, Any]:
+    """An MLGym-compatible trajectory: the same keys MLGym writes, readable by its tools."""
+    steps = list(run.steps.order_by("index"))
+    trajectory = []
+    prompt = run.params.get("prompt") or {}
+    history: list[dict[str, Any]] = []
+    if prompt.get("system"):
+        history.append({"role": "system", "content": prompt["system"], "agent": "primary_0"})
+    if prompt.get("task"):
+        history.append({"role": "user", "content": prompt["task"], "agent": "primary_0"})
+    for step in steps:
+        state = {k: v for k, v in step.state.items() if k in ("open_file", "working_dir")}
+        trajectory.append(
+            {
+                "action": step.action,
+                "observation": step.observation,
+                "response": step.raw_response or f"{step.thought}```\n{step.action}```",
+                "state": json.dumps(state),
+                "thought": step.thought,
+                "execution_time": step.execution_time,
+            }
+        )
+        history.append(
+            {
+                "role": "assistant",
+                "content": step.raw_response or f"{step.thought}```\n{step.action}```",
+                "thought": step.thought,
+                "action": step.action,
+                "agent": "primary_0",
+            }
+        )
+        history.append({"role": "user", "content": step.observation, "agent": "primary_0"})
+    imported = run.params.get("import") or {}
+    return {
+        "environment": "referee" if run.source == Run.Source.REFEREE else "mlgym_main",
+        "trajectory": trajectory,
+        "history": history,
+        "info": {
+            "model_stats": {
+                "total_cost": run.cost,
+                "task_cost": run.cost,
+                "tokens_sent": run.tokens_sent,
+                "tokens_received": run.tokens_received,
+                "api_calls": run.api_calls,
+            },
+            "exit_status": run.exit_status,
+            "submission": imported.get("submission"),
+            "score": [score.metrics for score in run.scores.filter(error="").order_by("created_at", "id")],
+            "summarizer": {},
+        },
+    }

@@ -1,0 +1,240 @@
+// The run page: renders the trajectory, streams new steps over the websocket, and on every
+// (re)connect asks for the steps after the last one it holds, so nothing is lost or repeated.
+// All agent text goes in through textContent (never innerHTML): output is shown escaped.
+(function () {
+  "use strict";
+
+  const FOLD_LINES = 40;
+  const config = document.getElementById("run-config");
+  const list = document.getElementById("steps");
+  const liveState = document.getElementById("live-state");
+  let lastIndex = 0;
+  let finished = config.dataset.active !== "1";
+  let socket = null;
+  let retryDelay = 500;
+  let current = null;
+
+  // -- ANSI: SGR colours become classes; every other escape sequence is dropped ------------
+  // eslint-disable-next-line no-control-regex
+  const ESCAPES = /\x1b\[([0-9;?]*)([A-Za-z])|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Za-z0-9]|\x1b[=>78DEHMcn]/g;
+
+  function applySgr(params, style) {
+    const codes = params === "" ? [0] : params.split(";").map((n) => parseInt(n, 10) || 0);
+    for (let i = 0; i < codes.length; i++) {
+      const c = codes[i];
+      if (c === 0) { style.fg = null; style.bg = null; style.bold = style.dim = style.italic = style.underline = false; }
+      else if (c === 1) style.bold = true;
+      else if (c === 2) style.dim = true;
+      else if (c === 3) style.italic = true;
+      else if (c === 4) style.underline = true;
+      else if (c === 22) style.bold = style.dim = false;
+      else if (c === 23) style.italic = false;
+      else if (c === 24) style.underline = false;
+      else if (c >= 30 && c <= 37) style.fg = c - 30;
+      else if (c >= 90 && c <= 97) style.fg = c - 90;
+      else if (c === 39) style.fg = null;
+      else if (c >= 40 && c <= 47) style.bg = c - 40;
+      else if (c >= 100 && c <= 107) style.bg = c - 100;
+      else if (c === 49) style.bg = null;
+      else if (c === 38 || c === 48) i += codes[i + 1] === 5 ? 2 : 4; // 256 / true colour: skipped
+    }
+  }
+
+  function appendText(parent, text, style) {
+    if (!text) return;
+    const classes = [];
+    if (style.bold) classes.push("ansi-bold");
+    if (style.dim) classes.push("ansi-dim");
+    if (style.italic) classes.push("ansi-italic");
+    if (style.underline) classes.push("ansi-underline");
+    if (style.fg !== null) classes.push("ansi-fg-" + style.fg);
+    if (style.bg !== null) classes.push("ansi-bg-" + style.bg);
+    if (!classes.length) { parent.appendChild(document.createTextNode(text)); return; }
+    const span = document.createElement("span");
+    span.className = classes.join(" ");
+    span.textContent = text;
+    parent.appendChild(span);
+  }
+
+  function renderAnsi(parent, raw) {
+    // Carriage-return progress bars: keep what the terminal would show last on each line.
+    const text = raw.split("\n").map((line) => {
+      const parts = line.split("\r");
+      return parts.length > 1 ? parts.filter((p) => p !== "").pop() || "" : line;
+    }).join("\n");
+    const style = { fg: null, bg: null, bold: false, dim: false, italic: false, underline: false };
+    let last = 0;
+    ESCAPES.lastIndex = 0;
+    let match;
+    while ((match = ESCAPES.exec(text)) !== null) {
+      appendText(parent, text.slice(last, match.index), style);
+      if (match[2] === "m") applySgr(match[1], style);
+      last = ESCAPES.lastIndex;
+    }
+    appendText(parent, text.slice(last), style);
+  }
+
+  // -- rendering ----------------------------------------------------------------------------
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function scoreText(score) {
+    if (!score) return "";
+    if (score.error) return score.kind + ": failed";
+    const value = score.primary === null ? JSON.stringify(score.metrics) : score.primary;
+    return score.kind + ": " + value;
+  }
+
+  function renderStep(step) {
+    const item = el("li", "step");
+    item.id = "step-" + step.index;
+    item.dataset.index = step.index;
+    const header = el("header");
+    const link = el("a", "", "Step " + step.index);
+    link.href = "#step-" + step.index;
+    link.title = "link to this step";
+    header.appendChild(link);
+    header.appendChild(el("span", "", step.execution_time.toFixed(2) + " s"));
+    if (step.cost) header.appendChild(el("span", "", "$" + step.cost.toFixed(4)));
+    if (step.state && step.state.working_dir) header.appendChild(el("span", "", step.state.working_dir));
+    if (step.score) {
+      header.appendChild(el("span", "badge " + (step.score.error ? "bad" : "ok"), scoreText(step.score)));
+    }
+    if (step.state && step.state.replay) {
+      const same = step.state.replay.same;
+      header.appendChild(el("span", "badge " + (same ? "ok" : "warn"), same ? "replay: same output" : "replay: output differs"));
+    }
+    item.appendChild(header);
+    if (step.thought && step.thought.trim()) item.appendChild(el("div", "thought", step.thought.trim()));
+    item.appendChild(el("pre", "action", step.action.replace(/\n$/, "")));
+    const output = el("pre", "obs");
+    renderAnsi(output, step.observation || "");
+    const lines = (step.observation || "").split("\n").length;
+    if (lines > FOLD_LINES) {
+      const fold = el("details", "fold");
+      fold.appendChild(el("summary", "", "Output (" + lines + " lines)"));
+      fold.appendChild(output);
+      item.appendChild(fold);
+    } else if (step.observation) {
+      item.appendChild(output);
+    }
+    if (step.score && step.score.error) item.appendChild(el("pre", "obs", step.score.error));
+    if (step.state && step.state.replay && step.state.replay.diff) {
+      const fold = el("details", "fold");
+      fold.appendChild(el("summary", "", "Difference from the original output"));
+      fold.appendChild(el("pre", "obs", step.state.replay.diff));
+      item.appendChild(fold);
+    }
+    item.dataset.text = [step.thought, step.action, step.observation].join("\n").toLowerCase();
+    return item;
+  }
+
+  function addSteps(steps) {
+    const atBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
+    let added = 0;
+    for (const step of steps) {
+      if (step.index <= lastIndex) continue; // already shown: never twice
+      const item = renderStep(step);
+      applySearch(item);
+      list.appendChild(item);
+      lastIndex = step.index;
+      added++;
+    }
+    if (added) {
+      document.getElementById("no-steps").hidden = true;
+      document.getElementById("run-steps").textContent = String(lastIndex);
+      if (atBottom && !finished && !location.hash) list.lastElementChild.scrollIntoView({ block: "end" });
+    }
+  }
+
+  function setStatus(run) {
+    const badge = document.getElementById("run-status");
+    badge.textContent = run.status;
+    badge.className = "badge " + ({ finished: "ok", failed: "bad", interrupted: "bad", running: "warn" }[run.status] || "");
+    document.getElementById("run-exit").textContent = run.exit_status || "–";
+    document.getElementById("run-cost").textContent = "$" + run.cost.toFixed(4);
+    document.getElementById("run-tokens").textContent = run.tokens_sent + " / " + run.tokens_received;
+    document.getElementById("run-best").textContent = run.best_attempt === null ? "–" : String(run.best_attempt);
+    document.getElementById("run-submission").textContent = run.best_submission === null ? "–" : String(run.best_submission);
+    if (run.error) { const e = document.getElementById("run-error"); e.textContent = run.error; e.hidden = false; }
+    if (run.finished) {
+      finished = true;
+      liveState.textContent = "finished";
+      if (socket) socket.close();
+    }
+  }
+
+  // -- live stream --------------------------------------------------------------------------
+  function connect() {
+    if (finished) return;
+    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    socket = new WebSocket(scheme + location.host + config.dataset.wsPath);
+    socket.onopen = function () {
+      retryDelay = 500;
+      liveState.textContent = "live";
+      socket.send(JSON.stringify({ after: lastIndex }));
+    };
+    socket.onmessage = function (event) {
+      const message = JSON.parse(event.data);
+      if (message.type === "steps") addSteps(message.steps);
+      else if (message.type === "status") setStatus(message.run);
+    };
+    socket.onclose = function () {
+      socket = null;
+      if (finished) return;
+      liveState.textContent = "reconnecting…";
+      setTimeout(connect, retryDelay);
+      retryDelay = Math.min(retryDelay * 2, 10000);
+    };
+  }
+
+  // -- navigation and search ------------------------------------------------------------------
+  function visibleSteps() {
+    return Array.from(list.children).filter((item) => !item.hidden);
+  }
+
+  function focusStep(item) {
+    if (!item) return;
+    if (current) current.classList.remove("current");
+    current = item;
+    item.classList.add("current");
+    item.scrollIntoView({ block: "start" });
+    history.replaceState(null, "", "#" + item.id);
+  }
+
+  function move(delta) {
+    const items = visibleSteps();
+    if (!items.length) return;
+    const at = current ? items.indexOf(current) : -1;
+    const next = at === -1 ? (delta > 0 ? 0 : items.length - 1) : Math.max(0, Math.min(items.length - 1, at + delta));
+    focusStep(items[next]);
+  }
+
+  const search = document.getElementById("step-search");
+  function applySearch(item) {
+    const query = search.value.trim().toLowerCase();
+    item.hidden = query !== "" && !item.dataset.text.includes(query);
+  }
+  search.addEventListener("input", function () {
+    Array.from(list.children).forEach(applySearch);
+    const query = search.value.trim();
+    document.getElementById("search-count").textContent = query ? visibleSteps().length + " matching step(s)" : "";
+  });
+  document.getElementById("step-prev").addEventListener("click", () => move(-1));
+  document.getElementById("step-next").addEventListener("click", () => move(1));
+  document.getElementById("step-last").addEventListener("click", () => focusStep(list.lastElementChild));
+  document.addEventListener("keydown", function (event) {
+    if (event.target.closest("input, textarea, select")) return;
+    if (event.key === "j") move(1);
+    else if (event.key === "k") move(-1);
+  });
+
+  addSteps(JSON.parse(document.getElementById("initial-steps").textContent));
+  setStatus(JSON.parse(document.getElementById("initial-run").textContent));
+  if (location.hash.startsWith("#step-")) focusStep(document.getElementById(location.hash.slice(1)));
+  connect();
+})();
