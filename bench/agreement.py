@@ -38,9 +38,7 @@ def synthetic(n_items: int, seed: int = 1) -> AgreementData:
     quality = rng.normal(5.5, 1.5, (n_items, 1, n_crit))
     humans = np.clip(np.rint(quality + rng.normal(0, 1.2, (n_items, 2, n_crit))), 1, 10)
     bias = np.array([0.8, -0.4])[None, :, None]
-    judges = np.clip(
-        np.rint(quality + bias + rng.normal(0, 1.0, (n_items, 2, n_crit))), 1, 10
-    )
+    judges = np.clip(np.rint(quality + bias + rng.normal(0, 1.0, (n_items, 2, n_crit))), 1, 10)
     humans[rng.random(humans.shape) < 0.01] = np.nan  # a few missing scores
     reviewers = rng.integers(0, 200, (n_items, 2))
     reviewers[:, 1] = (reviewers[:, 0] + 1 + rng.integers(0, 198, n_items)) % 200
@@ -121,9 +119,7 @@ def package_calls(paired) -> dict[str, float]:
             )
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                icc = pg.intraclass_corr(
-                    long, "t", "r", "s", nan_policy="omit"
-                ).set_index("Type")
+                icc = pg.intraclass_corr(long, "t", "r", "s", nan_policy="omit").set_index("Type")
             out[f"{crit}/{name}/icc11"] = float(icc.loc["ICC(1,1)", "ICC"])
             for level in ("ordinal", "interval"):
                 out[f"{crit}/{name}/alpha_{level}"] = float(
@@ -143,13 +139,9 @@ def main() -> None:
 
     t_pair, paired = timed(lambda: pair_strict(data), args.repeat)
     t_suite, result = timed(lambda: analyse(paired), args.repeat)
-    t_boot, result_b = timed(
-        lambda: analyse(paired, n_boot=1000), max(1, args.repeat // 2)
-    )
+    t_boot, result_b = timed(lambda: analyse(paired, n_boot=1000), max(1, args.repeat // 2))
     print(f"strict pairing (vectorised)                     {t_pair:8.3f} s")
-    print(
-        f"full suite, no bootstrap                        {t_suite:8.3f} s   (target <= 3 s)"
-    )
+    print(f"full suite, no bootstrap                        {t_suite:8.3f} s   (target <= 3 s)")
     print(f"pairing + suite, no bootstrap                   {t_pair + t_suite:8.3f} s")
     print(f"full suite, 1,000 bootstrap resamples           {t_boot:8.3f} s")
 
@@ -158,15 +150,9 @@ def main() -> None:
     print(f"alternative: notebook per-item loop, diffs only {t_loop:8.3f} s   "
           f"({t_loop / t_pair:.0f}x our pairing; {sum(map(len, hh.values()))} with NaN vs {ours_hh} NaN-dropped "
           "human-human differences)")  # fmt: skip
-    ref_u = st.mann_whitney(
-        np.asarray(hh["Overall"], dtype=float), np.asarray(hj["Overall"], dtype=float)
-    )["estimate"]
-    ours_u = result["criteria"]["Overall"]["views"]["judges_mean"][
-        "mlrbench_mann_whitney_u"
-    ]
-    print(
-        f"  same Mann-Whitney U on Overall: loop {ref_u:.1f} vs ours {ours_u['estimate']:.1f}"
-    )
+    ref_u = st.mann_whitney(np.asarray(hh["Overall"], dtype=float), np.asarray(hj["Overall"], dtype=float))["estimate"]
+    ours_u = result["criteria"]["Overall"]["views"]["judges_mean"]["mlrbench_mann_whitney_u"]
+    print(f"  same Mann-Whitney U on Overall: loop {ref_u:.1f} vs ours {ours_u['estimate']:.1f}")
 
     t_pkg, ref = timed(lambda: package_calls(paired), 1)
     t_own, _ = timed(
@@ -189,9 +175,7 @@ def main() -> None:
             ours = st.krippendorff_alpha(M, level)["estimate"]
             worst = max(worst, abs(ours - ref[f"{crit}/mean/alpha_{level}"]))
     print(f"  largest |alpha ours - krippendorff package| over criteria: {worst:.2e}")
-    mad = result_b["criteria"]["Overall"]["views"]["judges_mean"][
-        "mad_judge_human_mean"
-    ]
+    mad = result_b["criteria"]["Overall"]["views"]["judges_mean"]["mad_judge_human_mean"]
     print(f"  e.g. Overall MAD {mad['estimate']:.3f} [{mad['ci_low']:.3f}, {mad['ci_high']:.3f}]"
           f" ({mad['ci_method']})")  # fmt: skip
 

@@ -42,9 +42,7 @@ class AgreementData:
     human_where: tuple[str, ...]  # per row: "file:line" for fault messages
     judges: tuple[str, ...]
     judge_scores: np.ndarray  # (n_items, n_judges, n_criteria) float
-    judge_is_mean: bool = (
-        False  # True when the source gave only the judges' mean per item
-    )
+    judge_is_mean: bool = False  # True when the source gave only the judges' mean per item
     meta: dict[str, Any] = field(default_factory=dict)
     faults: list[Fault] = field(default_factory=list)
 
@@ -56,9 +54,7 @@ class AgreementData:
             raise ValueError("human_reviewer/human_where must have one entry per row")
         expect = (len(self.items), len(self.judges), len(self.criteria))
         if self.judge_scores.shape != expect:
-            raise ValueError(
-                f"judge_scores must be {expect}, got {self.judge_scores.shape}"
-            )
+            raise ValueError(f"judge_scores must be {expect}, got {self.judge_scores.shape}")
         if len(self.item_system) != len(self.items):
             raise ValueError("item_system must have one entry per item")
 

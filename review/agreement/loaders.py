@@ -35,9 +35,7 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _read_csv(
-    path: Path, required: tuple[str, ...]
-) -> tuple[list[str], list[dict[str, str]]]:
+def _read_csv(path: Path, required: tuple[str, ...]) -> tuple[list[str], list[dict[str, str]]]:
     if not path.is_file():
         raise LoadError(f"{path}: file not found")
     with path.open(newline="", encoding="utf-8-sig") as fh:
@@ -55,9 +53,7 @@ def _criteria_columns(header: list[str]) -> list[str]:
     return [h for h in header if h and h.lower() not in NOT_CRITERIA]
 
 
-def _parse(
-    value: str | None, where: str, scale: tuple[float, float], faults: list[Fault]
-) -> float:
+def _parse(value: str | None, where: str, scale: tuple[float, float], faults: list[Fault]) -> float:
     text = (value or "").strip()
     if text == "":
         faults.append(Fault("missing_score", where, "empty cell: treated as missing"))
@@ -65,9 +61,7 @@ def _parse(
     try:
         x = float(text)
     except ValueError:
-        faults.append(
-            Fault("bad_value", where, f"{text!r} is not a number: treated as missing")
-        )
+        faults.append(Fault("bad_value", where, f"{text!r} is not a number: treated as missing"))
         return np.nan
     if not np.isfinite(x) or not scale[0] <= x <= scale[1]:
         faults.append(
@@ -108,9 +102,7 @@ def load_judge_reviews(
                 if isinstance(score, int | float) and not isinstance(score, bool):
                     J[i, k, c] = float(score)
                 else:
-                    faults.append(
-                        Fault("missing_score", f"{path}:{crit}", "no numeric score")
-                    )
+                    faults.append(Fault("missing_score", f"{path}:{crit}", "no numeric score"))
     return judges, J, faults
 
 
@@ -132,14 +124,10 @@ def load_mlrbench(
     criteria = tuple(c for c in h_crit if c in l_crit)
     for c in h_crit:
         if c not in l_crit:
-            faults.append(
-                Fault("unmatched_column", f"{human_path}:{c}", "not in judge file")
-            )
+            faults.append(Fault("unmatched_column", f"{human_path}:{c}", "not in judge file"))
     for c in l_crit:
         if c not in h_crit:
-            faults.append(
-                Fault("unmatched_column", f"{llm_path}:{c}", "not in human file")
-            )
+            faults.append(Fault("unmatched_column", f"{llm_path}:{c}", "not in human file"))
     if not criteria:
         raise LoadError(f"{human_path} and {llm_path} share no criterion column")
 
@@ -154,17 +142,13 @@ def load_mlrbench(
         key = item_of(row)
         where = f"{llm_path.name}:{line}"
         if not all(key):
-            faults.append(
-                Fault("bad_value", where, "empty workshop_name/model_name: row skipped")
-            )
+            faults.append(Fault("bad_value", where, "empty workshop_name/model_name: row skipped"))
             continue
         i = items.setdefault(key, len(items))
         if i in l_scores:
             faults.append(Fault("duplicate_judge_row", where, f"{key}: first row kept"))
             continue
-        l_scores[i] = np.array(
-            [_parse(row.get(c), f"{where}:{c}", scale, faults) for c in criteria]
-        )
+        l_scores[i] = np.array([_parse(row.get(c), f"{where}:{c}", scale, faults) for c in criteria])
     h_item, h_rev, h_where, h_vals = [], [], [], []
     for line, row in enumerate(h_rows, start=2):
         key = item_of(row)
@@ -176,9 +160,7 @@ def load_mlrbench(
         h_item.append(items.setdefault(key, len(items)))
         h_rev.append(reviewer)
         h_where.append(where)
-        h_vals.append(
-            [_parse(row.get(c), f"{where}:{c}", scale, faults) for c in criteria]
-        )
+        h_vals.append([_parse(row.get(c), f"{where}:{c}", scale, faults) for c in criteria])
 
     if judge_reviews_dir is not None:
         judges, J, jf = load_judge_reviews(Path(judge_reviews_dir), items, criteria)
@@ -211,9 +193,7 @@ def load_mlrbench(
         item_system=tuple(m for _, m in keys),
         human_item=np.asarray(h_item, dtype=np.int64),
         human_reviewer=np.asarray(h_rev, dtype=str),
-        human_scores=np.asarray(h_vals, dtype=float).reshape(
-            len(h_item), len(criteria)
-        ),
+        human_scores=np.asarray(h_vals, dtype=float).reshape(len(h_item), len(criteria)),
         human_where=tuple(h_where),
         judges=judges,
         judge_scores=J,

@@ -36,9 +36,7 @@ def _judged_items(data: AgreementData) -> np.ndarray:
     return ~np.all(np.isnan(data.judge_scores), axis=(1, 2))
 
 
-def _item_faults(
-    data: AgreementData, judged: np.ndarray, reviewed: np.ndarray
-) -> list[Fault]:
+def _item_faults(data: AgreementData, judged: np.ndarray, reviewed: np.ndarray) -> list[Fault]:
     faults: list[Fault] = []
     for i in np.flatnonzero(reviewed & ~judged):
         faults.append(
@@ -59,9 +57,7 @@ def _item_faults(
     return faults
 
 
-def _pack(
-    n_items: int, item_of_row: np.ndarray, scores: np.ndarray, order_key: np.ndarray
-) -> np.ndarray:
+def _pack(n_items: int, item_of_row: np.ndarray, scores: np.ndarray, order_key: np.ndarray) -> np.ndarray:
     """Left-pack rows into H[item, slot, criterion], slots in `order_key` order per item."""
     n_crit = scores.shape[1]
     if len(item_of_row) == 0:
@@ -81,11 +77,7 @@ def _all_pair_diffs(H: np.ndarray) -> list[np.ndarray]:
     n_slots = H.shape[1]
     out = []
     for c in range(H.shape[2]):
-        parts = [
-            np.abs(H[:, a, c] - H[:, b, c])
-            for a in range(n_slots)
-            for b in range(a + 1, n_slots)
-        ]
+        parts = [np.abs(H[:, a, c] - H[:, b, c]) for a in range(n_slots) for b in range(a + 1, n_slots)]
         d = np.concatenate(parts) if parts else np.empty(0)
         out.append(d[~np.isnan(d)])
     return out
@@ -94,10 +86,7 @@ def _all_pair_diffs(H: np.ndarray) -> list[np.ndarray]:
 def pair_strict(data: AgreementData) -> Paired:
     n_items = len(data.items)
     rev_codes = np.unique(data.human_reviewer, return_inverse=True)[1].reshape(-1)
-    key = (
-        data.human_item.astype(np.int64) * (int(rev_codes.max(initial=0)) + 1)
-        + rev_codes
-    )
+    key = data.human_item.astype(np.int64) * (int(rev_codes.max(initial=0)) + 1) + rev_codes
     _, inv, counts = np.unique(key, return_inverse=True, return_counts=True)
     dup = counts[inv.reshape(-1)] > 1
     faults = list(data.faults)
@@ -173,9 +162,7 @@ def pair_mlrbench(data: AgreementData) -> Paired:
     # notebook does; only the file command uses this policy).
     by_item: dict[int, dict[str, list[int]]] = {}
     for r in row_ids:
-        by_item.setdefault(int(data.human_item[r]), {}).setdefault(
-            str(data.human_reviewer[r]), []
-        ).append(int(r))
+        by_item.setdefault(int(data.human_item[r]), {}).setdefault(str(data.human_reviewer[r]), []).append(int(r))
     n_crit = len(data.criteria)
     hh: list[list[np.ndarray]] = [[] for _ in range(n_crit)]
     for item, groups in by_item.items():
@@ -229,6 +216,4 @@ def pair(data: AgreementData, policy: str = "strict") -> Paired:
         return pair_strict(data)
     if policy == "mlrbench":
         return pair_mlrbench(data)
-    raise ValueError(
-        f"unknown pairing policy {policy!r}; choose one of {', '.join(POLICIES)}"
-    )
+    raise ValueError(f"unknown pairing policy {policy!r}; choose one of {', '.join(POLICIES)}")

@@ -19,9 +19,7 @@ import numpy as np
 from .data import Paired
 from .suite import _nanmean
 
-LICENSE_NOTE = (
-    "MLR-Bench data: chchenhui/mlrbench, MIT licence (see ../shared/mlrbench/LICENSE)."
-)
+LICENSE_NOTE = "MLR-Bench data: chchenhui/mlrbench, MIT licence (see ../shared/mlrbench/LICENSE)."
 
 # Columns of the terminal table: (header, view key, field or callable)
 TABLE_STATS = (
@@ -141,12 +139,7 @@ def to_csv(result: dict[str, Any]) -> str:
     w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore")
     w.writeheader()
     for row in _rows(result):
-        w.writerow(
-            {
-                k: ("" if isinstance(v, float) and math.isnan(v) else v)
-                for k, v in row.items()
-            }
-        )
+        w.writerow({k: ("" if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()})
     return buf.getvalue()
 
 
@@ -164,9 +157,7 @@ def to_table(result: dict[str, Any]) -> str:
     body = []
     for crit, block in result["criteria"].items():
         for view, stats in block["views"].items():
-            body.append(
-                [crit, view] + [_fmt(_get(stats[k], f)) for _, k, f in TABLE_STATS]
-            )
+            body.append([crit, view] + [_fmt(_get(stats[k], f)) for _, k, f in TABLE_STATS])
         hb = block["humans"]
         body.append(
             [crit, "humans only"]
@@ -194,9 +185,7 @@ def to_table(result: dict[str, Any]) -> str:
         lines += ["", "notes:"] + [f"  {n}" for n in notes]
     if result["faults"]:
         lines += ["", f"data faults ({len(result['faults'])}):"]
-        lines += [
-            f"  [{f['kind']}] {f['where']}: {f['detail']}" for f in result["faults"]
-        ]
+        lines += [f"  [{f['kind']}] {f['where']}: {f['detail']}" for f in result["faults"]]
     lines += [
         "",
         (
@@ -228,9 +217,7 @@ def _figures(p: Paired, result: dict[str, Any], c: int, view: str) -> list[Any]:
     layout = {"height": 340, "margin": {"l": 50, "r": 20, "t": 50, "b": 45}}
     dist = go.Figure(
         [
-            go.Histogram(
-                x=p.hh_diffs[c], name="|human - human|", opacity=0.6, histnorm="percent"
-            ),
+            go.Histogram(x=p.hh_diffs[c], name="|human - human|", opacity=0.6, histnorm="percent"),
             go.Histogram(x=hj, name="|judge - human|", opacity=0.6, histnorm="percent"),
         ],
         layout={
@@ -259,9 +246,7 @@ def _figures(p: Paired, result: dict[str, Any], c: int, view: str) -> list[Any]:
                 name="items",
                 text=np.asarray(p.items)[ok],
             ),
-            go.Scatter(
-                x=[lo, hi], y=[lo, hi], mode="lines", name="y = x", line={"dash": "dot"}
-            ),
+            go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="y = x", line={"dash": "dot"}),
         ],
         layout={
             **layout,
@@ -323,15 +308,9 @@ def _stat_table(stats: dict[str, Any]) -> str:
     head = "<tr><th>statistic</th><th>estimate</th><th>95% CI</th><th>p</th><th>p (Holm)</th><th>n</th><th>note / details</th></tr>"
     rows = []
     for key, r in stats.items():
-        ci = (
-            ""
-            if math.isnan(r["ci_low"])
-            else f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]"
-        )
+        ci = "" if math.isnan(r["ci_low"]) else f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]"
         details = r["note"] or "; ".join(
-            f"{k}={_fmt(v)}"
-            for k, v in r["extra"].items()
-            if k not in ("method", "reading")
+            f"{k}={_fmt(v)}" for k, v in r["extra"].items() if k not in ("method", "reading")
         )
         if r["ci_method"]:
             details += f" (CI: {r['ci_method']})"
@@ -354,9 +333,7 @@ def _stat_table(stats: dict[str, Any]) -> str:
     return f"<table>{head}{''.join(rows)}</table>"
 
 
-def _reading(
-    crit: str, view: dict[str, Any], humans: dict[str, Any], margin: float
-) -> str:
+def _reading(crit: str, view: dict[str, Any], humans: dict[str, Any], margin: float) -> str:
     mw, sp, tst = (
         view["mlrbench_mann_whitney_u"],
         view["spearman"],
@@ -365,11 +342,7 @@ def _reading(
     sp_h = humans["spearman_h1_h2"]
     parts = []
     if not math.isnan(mw["p_value"]):
-        verdict = (
-            "no significant difference"
-            if mw["p_value"] >= 0.05
-            else "a significant difference"
-        )
+        verdict = "no significant difference" if mw["p_value"] >= 0.05 else "a significant difference"
         parts.append(
             f"The MLR-Bench test finds {verdict} (U={_fmt(mw['estimate'])}, p={_fmt(mw['p_value'], 4)}). "
             "A non-significant result is not evidence of agreement."
@@ -444,11 +417,7 @@ def to_html(result: dict[str, Any], paired: Paired) -> str:
         f"<style>{CSS}</style>",
         "<script>" + get_plotlyjs().replace("</script", "<\\/script") + "</script>",
         "</head><body><h1>Can the LLM judge stand in for expert reviewers?</h1>",
-        "<table>"
-        + "".join(
-            f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in pinned.items()
-        )
-        + "</table>",
+        "<table>" + "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in pinned.items()) + "</table>",
     ]
     if result["faults"]:
         parts.append(
@@ -463,9 +432,7 @@ def to_html(result: dict[str, Any], paired: Paired) -> str:
     n_chart = 0
     for c, (crit, block) in enumerate(result["criteria"].items()):
         parts.append(f"<section class='criterion'><h2>{esc(crit)}</h2>")
-        parts.append(
-            f"<p class='reading'>{_reading(crit, block['views'][main_view], block['humans'], margin)}</p>"
-        )
+        parts.append(f"<p class='reading'>{_reading(crit, block['views'][main_view], block['humans'], margin)}</p>")
         parts.append("<div class='charts'>")
         for fig in _figures(paired, result, c, main_view):
             n_chart += 1
@@ -480,9 +447,7 @@ def to_html(result: dict[str, Any], paired: Paired) -> str:
                 )
                 + "</div>"
             )
-        parts.append(
-            "</div><h3>Reviewers among themselves</h3>" + _stat_table(block["humans"])
-        )
+        parts.append("</div><h3>Reviewers among themselves</h3>" + _stat_table(block["humans"]))
         for view, stats in block["views"].items():
             parts.append(f"<h3>Judge view: {esc(view)}</h3>" + _stat_table(stats))
             flips = result["systems"][crit][view]["flips"]

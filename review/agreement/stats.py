@@ -53,10 +53,7 @@ def record(
         "p_holm": math.nan,
         "n": n or {},
         "note": note,
-        "extra": {
-            k: (_f(v) if isinstance(v, float | np.floating) else v)
-            for k, v in extra.items()
-        },
+        "extra": {k: (_f(v) if isinstance(v, float | np.floating) else v) for k, v in extra.items()},
     }
 
 
@@ -97,9 +94,7 @@ class Bootstrap:
 
     @property
     def method(self) -> str:
-        return (
-            f"bootstrap percentile, B={self.n_boot}, items resampled, seed={self.seed}"
-        )
+        return f"bootstrap percentile, B={self.n_boot}, items resampled, seed={self.seed}"
 
     def mean_ci(self, values: np.ndarray) -> tuple[float, float]:
         if self.W is None:
@@ -128,19 +123,13 @@ def mean_record(
     v = values[~np.isnan(values)]
     n = {"items": len(v)}
     if len(v) < min_n:
-        return record(
-            statistic, n=n, note=f"needs at least {min_n} items, got {len(v)}", **extra
-        )
+        return record(statistic, n=n, note=f"needs at least {min_n} items, got {len(v)}", **extra)
     m = float(v.mean())
     sd = float(v.std(ddof=1))
     if boot is not None and boot.W is not None:
-        return record(
-            statistic, m, ci=boot.mean_ci(values), ci_method=boot.method, n=n, **extra
-        )
+        return record(statistic, m, ci=boot.mean_ci(values), ci_method=boot.method, n=n, **extra)
     half = float(sps.t.ppf(0.975, len(v) - 1)) * sd / math.sqrt(len(v))
-    return record(
-        statistic, m, ci=(m - half, m + half), ci_method="t interval", n=n, **extra
-    )
+    return record(statistic, m, ci=(m - half, m + half), ci_method="t interval", n=n, **extra)
 
 
 # --- tests ---------------------------------------------------------------------------------
@@ -156,9 +145,7 @@ def mann_whitney(hh: np.ndarray, hj: np.ndarray) -> Record:
         return record(name, n=n, note="needs at least 3 differences in each group")
     both = np.concatenate([hh, hj])
     if np.all(both == both[0]):
-        return record(
-            name, n=n, note="all differences are equal: the test is undefined"
-        )
+        return record(name, n=n, note="all differences are equal: the test is undefined")
     res = sps.mannwhitneyu(hh, hj, alternative="two-sided")
     u1 = float(res.statistic)
     n1n2 = len(hh) * len(hj)
@@ -208,9 +195,7 @@ def correlation(x: np.ndarray, y: np.ndarray, kind: str) -> Record:
     if len(a) < 3:
         return record(kind, n=n, note=f"needs at least 3 paired items, got {len(a)}")
     if np.all(a == a[0]) or np.all(b == b[0]):
-        return record(
-            kind, n=n, note="scores are constant on one side: correlation undefined"
-        )
+        return record(kind, n=n, note="scores are constant on one side: correlation undefined")
     if kind == "spearman":
         r, p = sps.spearmanr(a, b)
         var = 1.06 / (len(a) - 3) if len(a) >= need else math.nan
@@ -259,9 +244,7 @@ def krippendorff_alpha(matrix: np.ndarray, level: str) -> Record:
     values, codes = np.unique(X[~np.isnan(X)], return_inverse=True)
     V = len(values)
     if V < 2:
-        return record(
-            name, n=n, note="all ratings are equal: alpha undefined (no variation)"
-        )
+        return record(name, n=n, note="all ratings are equal: alpha undefined (no variation)")
     unit_of = np.repeat(np.arange(len(X)), m_u)
     counts = np.zeros((len(X), V))
     np.add.at(counts, (unit_of, codes.reshape(-1)), 1.0)
@@ -297,9 +280,7 @@ def icc(matrix: np.ndarray, form: str) -> Record:
     n_items, k = X.shape
     n = {"items": int(n_items), "raters": int(k)}
     if n_items < 3 or k < 2:
-        return record(
-            name, n=n, note=f"needs at least 3 complete items and 2 raters, got {n}"
-        )
+        return record(name, n=n, note=f"needs at least 3 complete items and 2 raters, got {n}")
     grand = X.mean()
     ss_rows = k * float(((X.mean(axis=1) - grand) ** 2).sum())
     ss_cols = n_items * float(((X.mean(axis=0) - grand) ** 2).sum())
@@ -321,14 +302,8 @@ def icc(matrix: np.ndarray, form: str) -> Record:
         else:
             value = (msr - mse) / (msr + (k - 1) * mse + k * (msc - mse) / n_items)
             fj = msc / mse
-            vn = (
-                (k - 1)
-                * (n_items - 1)
-                * (k * value * fj + n_items * (1 + (k - 1) * value) - k * value) ** 2
-            )
-            vd = (n_items - 1) * k**2 * value**2 * fj**2 + (
-                n_items * (1 + (k - 1) * value) - k * value
-            ) ** 2
+            vn = (k - 1) * (n_items - 1) * (k * value * fj + n_items * (1 + (k - 1) * value) - k * value) ** 2
+            vd = (n_items - 1) * k**2 * value**2 * fj**2 + (n_items * (1 + (k - 1) * value) - k * value) ** 2
             v = vn / vd
             f2u = sps.f.ppf(0.975, n_items - 1, v)
             f2l = sps.f.ppf(0.975, v, n_items - 1)
@@ -360,9 +335,7 @@ def tost(values: np.ndarray, margin: float, alpha: float = 0.05) -> Record:
     n = {"items": len(v)}
     name = "tost_equivalence"
     if len(v) < 3:
-        return record(
-            name, n=n, note=f"needs at least 3 items, got {len(v)}", margin=margin
-        )
+        return record(name, n=n, note=f"needs at least 3 items, got {len(v)}", margin=margin)
     m = float(v.mean())
     se = float(v.std(ddof=1)) / math.sqrt(len(v))
     df = len(v) - 1
@@ -410,9 +383,7 @@ def holm(pvalues: np.ndarray) -> np.ndarray:
     return out
 
 
-def system_means(
-    human_mean: np.ndarray, judge: np.ndarray, item_system: np.ndarray
-) -> dict[str, Any]:
+def system_means(human_mean: np.ndarray, judge: np.ndarray, item_system: np.ndarray) -> dict[str, Any]:
     """Per-system means by humans and by the judge, ranks (1 = best) and flipped pairs."""
     systems, codes = np.unique(item_system, return_inverse=True)
     codes = codes.reshape(-1)
@@ -435,12 +406,8 @@ def system_means(
                 flips.append(
                     {
                         "systems": [str(systems[a]), str(systems[b])],
-                        "humans": "tie"
-                        if sh == 0
-                        else ("first" if sh > 0 else "second"),
-                        "judge": "tie"
-                        if sj == 0
-                        else ("first" if sj > 0 else "second"),
+                        "humans": "tie" if sh == 0 else ("first" if sh > 0 else "second"),
+                        "judge": "tie" if sj == 0 else ("first" if sj > 0 else "second"),
                     }
                 )
     tau = record("kendall_tau_systems")

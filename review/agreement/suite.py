@@ -14,9 +14,7 @@ import scipy
 from . import stats as st
 from .data import Paired
 
-DEFAULT_MARGIN = (
-    0.5  # points on the 1-10 scale: half the smallest score step a reviewer can give
-)
+DEFAULT_MARGIN = 0.5  # points on the 1-10 scale: half the smallest score step a reviewer can give
 HOLM_FAMILIES = (
     "mlrbench_mann_whitney_u",
     "wilcoxon_signed_rank",
@@ -32,11 +30,7 @@ def _views(p: Paired) -> list[tuple[str, np.ndarray]]:
     if len(p.judges) > 1:
         out += [(f"judge:{name}", p.J[:, k, :]) for k, name in enumerate(p.judges)]
     mean = _nanmean(p.J, axis=1)
-    name = (
-        "judges_mean"
-        if (len(p.judges) > 1 or p.judge_is_mean)
-        else f"judge:{p.judges[0]}"
-    )
+    name = "judges_mean" if (len(p.judges) > 1 or p.judge_is_mean) else f"judge:{p.judges[0]}"
     out.append((name, mean))
     return out
 
@@ -51,9 +45,7 @@ def _nanmean(a: np.ndarray, axis: int) -> np.ndarray:
 def _pair_mean_abs(H: np.ndarray) -> np.ndarray:
     """Per item: mean |h_a - h_b| over pairs of present reviews (NaN with fewer than two)."""
     n_slots = H.shape[1]
-    pairs = [
-        np.abs(H[:, a] - H[:, b]) for a in range(n_slots) for b in range(a + 1, n_slots)
-    ]
+    pairs = [np.abs(H[:, a] - H[:, b]) for a in range(n_slots) for b in range(a + 1, n_slots)]
     if not pairs:
         return np.full(H.shape[0], np.nan)
     return _nanmean(np.stack(pairs, axis=1), axis=1)
@@ -104,19 +96,13 @@ def _view_block(
     return {
         "mlrbench_mann_whitney_u": st.mann_whitney(hh, hj.ravel()),
         "wilcoxon_signed_rank": st.wilcoxon_bias(j, hm),
-        "bias_judge_minus_humans": st.mean_record(
-            "bias_judge_minus_humans", j - hm, boot
-        ),
+        "bias_judge_minus_humans": st.mean_record("bias_judge_minus_humans", j - hm, boot),
         "spearman": st.correlation(j, hm, "spearman"),
         "kendall": st.correlation(j, hm, "kendall"),
-        "mad_judge_human_mean": st.mean_record(
-            "mad_judge_human_mean", np.abs(j - hm), boot
-        ),
+        "mad_judge_human_mean": st.mean_record("mad_judge_human_mean", np.abs(j - hm), boot),
         "excess_disagreement": st.mean_record("excess_disagreement", excess, boot),
         "tost_equivalence": st.tost(excess, margin, alpha),
-        "alpha_ordinal_with_judge": st.krippendorff_alpha(
-            np.concatenate([H, j[:, None]], axis=1), "ordinal"
-        ),
+        "alpha_ordinal_with_judge": st.krippendorff_alpha(np.concatenate([H, j[:, None]], axis=1), "ordinal"),
         "alpha_interval_with_judge": a_hj,
         "icc_1_1_with_judge": st.icc(np.stack([h0, h1, j], axis=1), "1,1"),
         "icc_2_1_judge_vs_human_mean": st.icc(np.stack([j, hm], axis=1), "2,1"),
@@ -128,9 +114,7 @@ def _view_block(
             spearman_human_vs_human=sp_hh["estimate"],
             alpha_interval_humans=a_h["estimate"],
             alpha_interval_with_judge=a_hj["estimate"],
-            mad_judge_vs_one_human=float(np.nanmean(hj))
-            if np.any(~np.isnan(hj))
-            else math.nan,
+            mad_judge_vs_one_human=float(np.nanmean(hj)) if np.any(~np.isnan(hj)) else math.nan,
             mad_human_vs_human=float(hh.mean()) if len(hh) else math.nan,
             reading="estimate = judge-vs-one-human Spearman minus human-vs-human Spearman; "
             "at or above 0 the judge agrees with a reviewer as well as reviewers agree",
@@ -157,15 +141,10 @@ def analyse(
         hh = p.hh_diffs[c]
         criteria[crit] = {
             "humans": _humans_block(H, hh, boot),
-            "views": {
-                name: _view_block(H, J[:, c], hh, boot, margin, alpha)
-                for name, J in views
-            },
+            "views": {name: _view_block(H, J[:, c], hh, boot, margin, alpha) for name, J in views},
         }
         hm = _nanmean(H, axis=1)
-        by_system[crit] = {
-            name: st.system_means(hm, J[:, c], systems) for name, J in views
-        }
+        by_system[crit] = {name: st.system_means(hm, J[:, c], systems) for name, J in views}
     for name, _ in views:
         for fam in HOLM_FAMILIES:
             recs = [criteria[crit]["views"][name][fam] for crit in p.criteria]

@@ -11,8 +11,6 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from review.management.commands.agreement import Command
-
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "mlrbench"
 if not SHARED.is_dir():  # helper worktrees sit one level deeper than the main checkout
     SHARED = Path("/work/shared/mlrbench")
@@ -30,15 +28,12 @@ PUBLISHED = {
     "Overall": (692.0, 0.782697),
 }
 
-pytestmark = pytest.mark.skipif(
-    not HUMAN.is_file(), reason=f"no MLR-Bench data at {SHARED}"
-)
+pytestmark = pytest.mark.skipif(not HUMAN.is_file(), reason=f"no MLR-Bench data at {SHARED}")
 
 
 def run(*args: str) -> tuple[str, str]:
     out, err = io.StringIO(), io.StringIO()
-    # The command object itself, so the test does not depend on INSTALLED_APPS.
-    call_command(Command(), *args, stdout=out, stderr=err)
+    call_command("agreement", *args, stdout=out, stderr=err)
     return out.getvalue(), err.getvalue()
 
 
@@ -48,9 +43,7 @@ def test_it_reproduces_the_published_mlrbench_test_with_mlrbench_pairing() -> No
     result = json.loads(out)
     assert result["pairing"]["policy"] == "mlrbench"
     for crit, (u, p) in PUBLISHED.items():
-        rec = result["criteria"][crit]["views"]["judges_mean"][
-            "mlrbench_mann_whitney_u"
-        ]
+        rec = result["criteria"][crit]["views"]["judges_mean"]["mlrbench_mann_whitney_u"]
         assert rec["estimate"] == pytest.approx(u)
         assert rec["p_value"] == pytest.approx(p, abs=1e-6)
         assert rec["n"] == {"human_human": 24, "human_judge": 60}
@@ -89,9 +82,7 @@ def test_it_writes_a_self_contained_report_with_csv_and_json(tmp_path: Path) -> 
     head, bundle_and_rest = page.split("<script>", 1)
     rest = bundle_and_rest.split("</script>", 1)[1]
     # outside the bundle (which names CDNs for map features we do not use) nothing is fetched
-    assert (
-        "http" not in head + rest and "<script src=" not in page and "<link" not in page
-    )
+    assert "http" not in head + rest and "<script src=" not in page and "<link" not in page
     assert page.count("Plotly.newPlot") == 20  # 4 charts x 5 criteria
     for pinned in (
         "end2end-v1",
@@ -109,9 +100,7 @@ def test_it_writes_a_self_contained_report_with_csv_and_json(tmp_path: Path) -> 
     rows = list(csv.DictReader(lines[1:]))
     assert {r["criterion"] for r in rows} == set(PUBLISHED)
     mad = [r for r in rows if r["key"] == "mad_judge_human_mean"]
-    assert len(mad) == 5 and all(
-        "bootstrap percentile, B=200" in r["ci_method"] for r in mad
-    )
+    assert len(mad) == 5 and all("bootstrap percentile, B=200" in r["ci_method"] for r in mad)
     assert "agreement.csv" in err
 
 
@@ -131,7 +120,5 @@ def test_it_writes_a_self_contained_report_with_csv_and_json(tmp_path: Path) -> 
     ],
 )
 def test_it_refuses_bad_input_with_a_clear_error(args: list[str], message: str) -> None:
-    with pytest.raises(
-        CommandError, match=message.replace("(", r"\(").replace(")", r"\)")
-    ):
+    with pytest.raises(CommandError, match=message.replace("(", r"\(").replace(")", r"\)")):
         run(*args)

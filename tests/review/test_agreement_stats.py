@@ -20,9 +20,7 @@ from review.agreement.loaders import LoadError, load_mlrbench
 from review.agreement.pairing import pair
 from review.agreement.suite import analyse
 
-MLRBENCH = (
-    Path(__file__).resolve().parents[2] / ".." / "shared" / "mlrbench" / "human_eval"
-)
+MLRBENCH = Path(__file__).resolve().parents[2] / ".." / "shared" / "mlrbench" / "human_eval"
 if not MLRBENCH.is_dir():  # worktrees live one level deeper than the main checkout
     MLRBENCH = Path("/work/shared/mlrbench/human_eval")
 
@@ -56,9 +54,7 @@ def test_it_reproduces_the_mlrbench_mann_whitney_results(
 ) -> None:
     result = analyse(pair(mlrbench_data, "mlrbench"))
     for crit, (u, p) in MLRBENCH_PUBLISHED.items():
-        rec = result["criteria"][crit]["views"]["judges_mean"][
-            "mlrbench_mann_whitney_u"
-        ]
+        rec = result["criteria"][crit]["views"]["judges_mean"]["mlrbench_mann_whitney_u"]
         assert rec["estimate"] == pytest.approx(u)
         assert rec["p_value"] == pytest.approx(p, abs=1e-6)
         assert rec["n"] == {"human_human": 24, "human_judge": 60}
@@ -85,9 +81,7 @@ def test_it_computes_mann_whitney_like_scipy_with_rank_biserial(
     ref = sps.mannwhitneyu(hh, hj, alternative="two-sided")
     assert rec["estimate"] == pytest.approx(ref.statistic)
     assert rec["p_value"] == pytest.approx(ref.pvalue)
-    assert rec["extra"]["rank_biserial"] == pytest.approx(
-        1 - 2 * ref.statistic / (40 * 70)
-    )
+    assert rec["extra"]["rank_biserial"] == pytest.approx(1 - 2 * ref.statistic / (40 * 70))
     # hand case: every judge difference larger than every human one -> U = 0, r = +1
     sep = st.mann_whitney(np.array([0.0, 0, 1]), np.array([2.0, 3, 4]))
     assert sep["estimate"] == 0 and sep["extra"]["rank_biserial"] == 1.0
@@ -133,17 +127,13 @@ def test_it_matches_the_krippendorff_package_with_missing_values(
 def test_it_matches_pingouin_icc(rng: np.random.Generator) -> None:
     X = rng.integers(1, 11, (40, 3)).astype(float)
     X[:, 1] = X[:, 0] + rng.integers(-1, 2, 40)
-    long = pd.DataFrame(
-        [(i, r, X[i, r]) for i in range(40) for r in range(3)], columns=["t", "r", "s"]
-    )
+    long = pd.DataFrame([(i, r, X[i, r]) for i in range(40) for r in range(3)], columns=["t", "r", "s"])
     ref = pg.intraclass_corr(long, "t", "r", "s").set_index("Type")
     for form, typ in (("1,1", "ICC(1,1)"), ("2,1", "ICC(A,1)")):
         rec = st.icc(X, form)
         assert rec["estimate"] == pytest.approx(ref.loc[typ, "ICC"])
         lo, hi = ref.loc[typ, "CI95"]
-        assert rec["ci_low"] == pytest.approx(
-            lo, abs=0.006
-        )  # pingouin rounds to 2 places
+        assert rec["ci_low"] == pytest.approx(lo, abs=0.006)  # pingouin rounds to 2 places
         assert rec["ci_high"] == pytest.approx(hi, abs=0.006)
 
 
@@ -183,9 +173,7 @@ def test_it_shows_system_ranking_flips() -> None:
     out = st.system_means(humans, judge, systems)
     ranks = {s["system"]: (s["human_rank"], s["judge_rank"]) for s in out["systems"]}
     assert ranks == {"a": (1, 2), "b": (2, 1), "c": (3, 3)}
-    assert out["flips"] == [
-        {"systems": ["a", "b"], "humans": "first", "judge": "second"}
-    ]
+    assert out["flips"] == [{"systems": ["a", "b"], "humans": "first", "judge": "second"}]
 
 
 @pytest.mark.parametrize(
@@ -220,9 +208,7 @@ def test_it_shows_system_ranking_flips() -> None:
         (lambda: st.mean_record("mad", np.array([np.nan]), None), "at least 3"),
     ],
 )
-def test_it_explains_instead_of_crashing_on_degenerate_input(
-    call, message: str
-) -> None:
+def test_it_explains_instead_of_crashing_on_degenerate_input(call, message: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no silent RuntimeWarnings either
         rec = call()
@@ -230,9 +216,7 @@ def test_it_explains_instead_of_crashing_on_degenerate_input(
     assert math.isnan(rec["estimate"]) or rec["statistic"] == "tost_equivalence"
 
 
-def _tiny(
-    scores: list[tuple[str, str, list[float]]], judge: dict[str, float]
-) -> AgreementData:
+def _tiny(scores: list[tuple[str, str, list[float]]], judge: dict[str, float]) -> AgreementData:
     items = tuple(judge)
     idx = {k: i for i, k in enumerate(items)}
     return AgreementData(
@@ -287,10 +271,7 @@ def test_it_analyses_two_items_with_messages_not_exceptions() -> None:
 
 def test_it_names_file_line_and_column_for_bad_cells(tmp_path: Path) -> None:
     human = tmp_path / "human.csv"
-    human.write_text(
-        "reviewer_id,model_name,workshop_name,Clarity,Overall\n"
-        "1,m,w,7,x\n2,m,w,,5\n3,m,w,11,5\n"
-    )
+    human.write_text("reviewer_id,model_name,workshop_name,Clarity,Overall\n1,m,w,7,x\n2,m,w,,5\n3,m,w,11,5\n")
     llm = tmp_path / "llm.csv"
     llm.write_text("workshop_name,model_name,model,Clarity,Overall\nw,m,A,7.5,6\n")
     data = load_mlrbench(human, llm)

@@ -24,25 +24,17 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--human", required=True, help="human_review.csv")
-        parser.add_argument(
-            "--llm", required=True, help="llm_judge.csv (judges' mean per item)"
-        )
+        parser.add_argument("--llm", required=True, help="llm_judge.csv (judges' mean per item)")
         parser.add_argument("--pairing", choices=POLICIES, default="strict")
         parser.add_argument("--format", choices=("table", "json"), default="table")
-        parser.add_argument(
-            "--report", help="write an HTML report here, plus .csv and .json"
-        )
+        parser.add_argument("--report", help="write an HTML report here, plus .csv and .json")
         parser.add_argument(
             "--judge-reviews",
             help="MLR-Bench agent_reviews/ folder: per-judge scores for per-judge views",
         )
-        parser.add_argument(
-            "--bootstrap", type=int, default=1000, help="resamples (0: none)"
-        )
+        parser.add_argument("--bootstrap", type=int, default=1000, help="resamples (0: none)")
         parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument(
-            "--margin", type=float, default=DEFAULT_MARGIN, help="TOST margin"
-        )
+        parser.add_argument("--margin", type=float, default=DEFAULT_MARGIN, help="TOST margin")
         parser.add_argument("--alpha", type=float, default=0.05)
         parser.add_argument("--rubric-version", default="")
         parser.add_argument("--judge-model", action="append", default=[])
@@ -74,9 +66,7 @@ class Command(BaseCommand):
             margin=opts["margin"],
             alpha=opts["alpha"],
         )
-        self.stdout.write(
-            to_json(result) if opts["format"] == "json" else to_table(result)
-        )
+        self.stdout.write(to_json(result) if opts["format"] == "json" else to_table(result))
         if opts["report"]:
             out = Path(opts["report"])
             try:
@@ -86,6 +76,4 @@ class Command(BaseCommand):
                 out.with_suffix(".json").write_text(to_json(result), encoding="utf-8")
             except OSError as exc:
                 raise CommandError(f"{out}: cannot write the report: {exc}") from exc
-            self.stderr.write(
-                f"report: {out}, {out.with_suffix('.csv')}, {out.with_suffix('.json')}"
-            )
+            self.stderr.write(f"report: {out}, {out.with_suffix('.csv')}, {out.with_suffix('.json')}")
