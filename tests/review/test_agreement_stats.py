@@ -284,3 +284,14 @@ def test_it_names_file_line_and_column_for_bad_cells(tmp_path: Path) -> None:
         load_mlrbench(llm, llm)
     with pytest.raises(LoadError, match="not found"):
         load_mlrbench(tmp_path / "nope.csv", llm)
+
+
+def test_it_reports_an_empty_analysis_when_no_item_survives_the_strict_rule() -> None:
+    data = _tiny([("p/a", "1", [5.0]), ("q/b", "1", [4.0])], {"p/a": 5.0, "q/b": 4.0})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = analyse(pair(data, "strict"), n_boot=20)
+    assert result["sizes"]["items"] == 0
+    assert [f["kind"] for f in result["faults"]] == ["single_review", "single_review"]
+    view = result["criteria"]["Overall"]["views"]["judges_mean"]
+    assert all(rec["note"] for key, rec in view.items() if key != "ceiling")
