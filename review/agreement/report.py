@@ -12,12 +12,15 @@ import html
 import io
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .data import Paired
 from .suite import _nanmean
+
+AGREEMENT_JS = Path(__file__).resolve().parents[2] / "static" / "js" / "agreement.js"
 
 LICENSE_NOTE = "MLR-Bench data: chchenhui/mlrbench, MIT licence (see ../shared/mlrbench/LICENSE)."
 
@@ -389,15 +392,10 @@ code{font-size:.85rem} h2{border-bottom:2px solid #333;margin-top:2.5rem}
 """
 
 
-def to_html(result: dict[str, Any], paired: Paired) -> str:
-    import plotly.io as pio
-    from plotly.offline import get_plotlyjs
-
-    esc = html.escape
-    s, st = result["sizes"], result["settings"]
-    margin = st["tost_margin"]
-    meta = result["meta"]
-    pinned = {
+def pinned_settings(result: dict[str, Any]) -> dict[str, str]:
+    """What a reader needs to recompute the report."""
+    s, st, meta = result["sizes"], result["settings"], result["meta"]
+    return {
         "pairing policy": result["pairing"]["policy"],
         "pairing rule": result["pairing"]["rule"],
         "rubric version": meta.get("rubric_version", "not given"),
@@ -411,17 +409,33 @@ def to_html(result: dict[str, Any], paired: Paired) -> str:
         "sources (sha256)": json.dumps(meta.get("sources_sha256", {}), sort_keys=True),
         "generated": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
+
+
+def chart_payload(result: dict[str, Any], paired: Paired) -> list[dict[str, Any]]:
+    """[{id, figure}] for every chart (plotly JSON), drawn by static/js/agreement.js."""
+    main_view = result["views"][-1]
+    out = []
+    for c in range(len(paired.criteria)):
+        for k, fig in enumerate(_figures(paired, result, c, main_view)):
+            out.append({"id": f"agreement-chart-{c}-{k}", "figure": json.loads(fig.to_json())})
+    return out
+
+
+def body_html(result: dict[str, Any]) -> str:
+    """The report body (escaped HTML): pinned settings, faults, per criterion a reading, chart
+    slots and every statistic. Shared by the file report and the in-app page."""
+    esc = html.escape
+    margin = result["settings"]["tost_margin"]
     parts = [
-        "<!doctype html><html><head><meta charset='utf-8'>",
-        "<title>Judge-human agreement report</title>",
-        f"<style>{CSS}</style>",
-        "<script>" + get_plotlyjs().replace("</script", "<\\/script") + "</script>",
-        "</head><body><h1>Can the LLM judge stand in for expert reviewers?</h1>",
-        "<table>" + "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in pinned.items()) + "</table>",
+        f"<p>{esc(MISSES)}</p>",
+        "<table class='pinned'>"
+        + "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in pinned_settings(result).items())
+        + "</table>",
     ]
     if result["faults"]:
         parts.append(
-            f"<h2>Data faults ({len(result['faults'])})</h2><table><tr><th>kind</th><th>where</th><th>what was done</th></tr>"
+            f"<h2>Data faults ({len(result['faults'])})</h2>"
+            "<table><tr><th>kind</th><th>where</th><th>what was done</th></tr>"
         )
         parts += [
             f"<tr><td>{esc(f['kind'])}</td><td>{esc(f['where'])}</td><td>{esc(f['detail'])}</td></tr>"
@@ -429,40 +443,49 @@ def to_html(result: dict[str, Any], paired: Paired) -> str:
         ]
         parts.append("</table>")
     main_view = result["views"][-1]
-    n_chart = 0
     for c, (crit, block) in enumerate(result["criteria"].items()):
         parts.append(f"<section class='criterion'><h2>{esc(crit)}</h2>")
         parts.append(f"<p class='reading'>{_reading(crit, block['views'][main_view], block['humans'], margin)}</p>")
-        parts.append("<div class='charts'>")
-        for fig in _figures(paired, result, c, main_view):
-            n_chart += 1
-            parts.append(
-                "<div class='chart'>"
-                + pio.to_html(
-                    fig,
-                    full_html=False,
-                    include_plotlyjs=False,
-                    div_id=f"chart{n_chart}",
-                    config={"displaylogo": False},
-                )
-                + "</div>"
-            )
-        parts.append("</div><h3>Reviewers among themselves</h3>" + _stat_table(block["humans"]))
+        parts.append(
+            "<div class='charts'>"
+            + "".join(f"<div class='chart' id='agreement-chart-{c}-{k}'></div>" for k in range(4))
+            + "</div>"
+        )
+        parts.append("<h3>Reviewers among themselves</h3>" + _stat_table(block["humans"]))
         for view, stats in block["views"].items():
             parts.append(f"<h3>Judge view: {esc(view)}</h3>" + _stat_table(stats))
             flips = result["systems"][crit][view]["flips"]
             if flips:
-                parts.append(
-                    "<p>Ranking flips (humans vs judge): "
-                    + esc(
-                        "; ".join(
-                            f"{a} vs {b}: humans prefer {f['humans']}, judge {f['judge']}"
-                            for f in flips
-                            for a, b in [f["systems"]]
-                        )
-                    )
-                    + "</p>"
+                text = "; ".join(
+                    f"{a} vs {b}: humans prefer {f['humans']}, judge {f['judge']}"
+                    for f in flips
+                    for a, b in [f["systems"]]
                 )
+                parts.append(f"<p>Ranking flips (humans vs judge): {esc(text)}</p>")
         parts.append("</section>")
-    parts.append(f"<p><small>{esc(LICENSE_NOTE)}</small></p></body></html>")
+    parts.append(f"<p><small>{esc(LICENSE_NOTE)}</small></p>")
     return "\n".join(parts)
+
+
+def _inline_script(text: str) -> str:
+    return "<script>" + text.replace("</script", "<\\/script") + "</script>"
+
+
+def to_html(result: dict[str, Any], paired: Paired) -> str:
+    """One self-contained file: plotly.js from the plotly package and the page script inlined."""
+    from plotly.offline import get_plotlyjs
+
+    charts = json.dumps(clean_json(chart_payload(result, paired))).replace("</", "<\\/")
+    return "\n".join(
+        [
+            "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+            "<title>Judge-human agreement report</title>",
+            f"<style>{CSS}</style>",
+            _inline_script(get_plotlyjs()),
+            "</head><body><h1>Can the LLM judge stand in for expert reviewers?</h1>",
+            body_html(result),
+            f"<script type='application/json' id='agreement-charts'>{charts}</script>",
+            _inline_script(AGREEMENT_JS.read_text(encoding="utf-8")),
+            "</body></html>",
+        ]
+    )

@@ -83,7 +83,8 @@ def test_it_writes_a_self_contained_report_with_csv_and_json(tmp_path: Path) -> 
     rest = bundle_and_rest.split("</script>", 1)[1]
     # outside the bundle (which names CDNs for map features we do not use) nothing is fetched
     assert "http" not in head + rest and "<script src=" not in page and "<link" not in page
-    assert page.count("Plotly.newPlot") == 20  # 4 charts x 5 criteria
+    assert page.count("<div class='chart' id='agreement-chart-") == 20  # 4 charts x 5 criteria
+    assert "id='agreement-charts'" in page and "Plotly.newPlot" in page
     for pinned in (
         "end2end-v1",
         "claude-3-7-sonnet-20250219",
@@ -122,3 +123,30 @@ def test_it_writes_a_self_contained_report_with_csv_and_json(tmp_path: Path) -> 
 def test_it_refuses_bad_input_with_a_clear_error(args: list[str], message: str) -> None:
     with pytest.raises(CommandError, match=message.replace("(", r"\(").replace(")", r"\)")):
         run(*args)
+
+
+@pytest.mark.browser
+def test_it_draws_every_chart_offline_and_prints_to_pdf(tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    report = tmp_path / "agreement.html"
+    run("--human", str(HUMAN), "--llm", str(LLM), "--bootstrap", "0", "--report", str(report))
+    requests: list[str] = []
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        try:
+            page = browser.new_page()
+            page.on("request", lambda r: requests.append(r.url))
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(report.as_uri())
+            page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length === 20")
+            pdf = page.pdf()
+        finally:
+            browser.close()
+    assert errors == []
+    assert [u for u in requests if not u.startswith("file:")] == []  # nothing fetched
+    assert pdf.startswith(b"%PDF") and len(pdf) > 50_000
