@@ -61,9 +61,10 @@ def tmp_mb() -> int:
     return int(_setting("SANDBOX_TMP_MB", 256))
 
 
-def bwrap_uid() -> int:
-    """Host uid that bwrap sandboxes run as when the worker is root (never root itself)."""
-    return int(_setting("SANDBOX_BWRAP_UID", 65534))
+def unprivileged_uid() -> int:
+    """Host uid that bwrap and local sandboxes run as when the worker is root: never root,
+    because RLIMIT_NPROC (the only process limit there) does not bind root."""
+    return int(_setting("SANDBOX_UNPRIVILEGED_UID", 65534))
 
 
 def bwrap_rootfs() -> str | None:

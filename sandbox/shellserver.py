@@ -88,10 +88,12 @@ class Server:
         self.workdir = config["workdir"]
         self.state_dir = config["state_dir"]
         self.scope = config.get("kill_scope", "namespace")
+        self.pids_limit = int(config.get("pids") or 0)
         self.env = dict(os.environ)
         self.env.update(config.get("env") or {})
         self.protected = set(self.pids()) if self.scope == "namespace" else set()
         self.protected.update({1, os.getpid()})
+        self.sessions = set()  # sessions of started commands: what "tree" scope may kill
         os.makedirs(self.state_dir, mode=0o700, exist_ok=True)
         self.stdin = sys.stdin.buffer
 
@@ -123,7 +125,7 @@ class Server:
             info = self.stat(pid)
             if info and info[0] != b"Z":
                 children.setdefault(info[1], []).append(pid)
-                if info[2] == session:
+                if info[2] == session or info[2] in self.sessions:
                     found.append(pid)
         stack = [os.getpid()]
         while stack:
@@ -153,17 +155,13 @@ class Server:
         out = Output(limit)
         ooms = oom_kills()
         started = last_output = time.monotonic()
-        cwd = self.workdir if os.path.isdir(self.workdir) else "/"
-        proc = subprocess.Popen(
-            ["bash", "--noprofile", "--norc", "-c", WRAPPER, "bash", self.state_dir, request["command"]],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            cwd=cwd,
-            env=self.env,
-            start_new_session=True,
-            preexec_fn=prefer_oom_kill,
-        )
+        try:
+            proc = self.spawn(request["command"], out)
+        except OSError as exc:
+            out.absorb(("[sandbox: cannot start the command: %s]\n" % exc).encode())
+            send_json(b"D", {"exit_code": 126, "timed_out": False, "killed": None, "oom": False,
+                             "total": out.total, "omitted": 0, "duration": 0.0})
+            return
         fd = proc.stdout.fileno()
         os.set_blocking(fd, False)
         pidfd = open_pidfd(proc.pid)
@@ -220,7 +218,7 @@ class Server:
             elif signaled and -code == signal.SIGKILL:
                 oom = True
             if not oom and exit_code != 0:
-                oom = any(marker in bytes(out.tail[-4096:]) for marker in OOM_MARKERS)
+                oom = any(marker in bytes(out.recent) for marker in OOM_MARKERS)
         if out.tail:
             send(b"T", bytes(out.tail))
         send_json(
@@ -235,6 +233,33 @@ class Server:
                 "duration": duration,
             },
         )
+
+    def spawn(self, command, out):
+        """Start the command; background processes may outlive commands, but when they fill
+        the process limit (a fork bomb) they are killed so that the shell keeps working."""
+        cwd = self.workdir if os.path.isdir(self.workdir) else "/"
+        crowded = self.pids_limit and len(self.leftovers(-1)) >= self.pids_limit - 16
+        for attempt in range(3):
+            if crowded or attempt:
+                self.kill_all(-1)
+                out.absorb(b"[sandbox: the process limit was reached; killed all background processes]\n")
+                crowded = False
+            try:
+                proc = subprocess.Popen(
+                    ["bash", "--noprofile", "--norc", "-c", WRAPPER, "bash", self.state_dir, command],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    cwd=cwd,
+                    env=self.env,
+                    start_new_session=True,
+                    preexec_fn=prefer_oom_kill,
+                )
+                self.sessions.add(proc.pid)
+                return proc
+            except BlockingIOError:
+                continue
+        raise OSError("cannot start a process in the sandbox")
 
     def resolve(self, path):
         return path if path.startswith("/") else os.path.join(self.workdir, path)
@@ -304,11 +329,13 @@ class Output:
         self.head_left = limit // 2
         self.tail_limit = limit - limit // 2
         self.tail = bytearray()
+        self.recent = bytearray()  # last 4 KiB, wherever it went: read for out-of-memory messages
         self.total = 0
         self.omitted = 0
 
     def absorb(self, data):
         self.total += len(data)
+        self.recent = (self.recent + data)[-4096:]
         if self.head_left > 0:
             head = data[: self.head_left]
             send(b"O", head)
