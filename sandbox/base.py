@@ -48,10 +48,11 @@ class SandboxSpec:
     image: str | None = None
     mounts: list[Mount] = field(default_factory=list)
     network: bool = False
-    memory_mb: int = 1024
-    cpus: float = 1.0
-    pids: int = 256
-    disk_mb: int = 2048
+    # Defaults come from settings (SANDBOX_MEMORY, SANDBOX_CPUS, SANDBOX_PIDS, SANDBOX_DISK).
+    memory_mb: int = field(default_factory=conf.memory_mb)
+    cpus: float = field(default_factory=conf.cpus)
+    pids: int = field(default_factory=conf.pids)
+    disk_mb: int = field(default_factory=conf.disk_mb)
     labels: dict[str, str] = field(default_factory=dict)
     workdir: str = "/workspace"
     env: dict[str, str] = field(default_factory=dict)
@@ -83,10 +84,7 @@ def decode_output(data: bytes) -> str:
 
 
 def cut_marker(*, omitted: int, head: int, tail: int, total: int) -> str:
-    return (
-        f"\n[... {omitted} bytes of output cut: kept the first {head} and the last {tail}"
-        f" of {total} bytes ...]\n"
-    )
+    return f"\n[... {omitted} bytes of output cut: kept the first {head} and the last {tail} of {total} bytes ...]\n"
 
 
 def session_labels(spec: SandboxSpec, session_id: str) -> dict[str, str]:
@@ -123,9 +121,7 @@ class Session:
     def _diagnostics(self) -> str:
         return ""
 
-    def server_command(
-        self, *, workdir: str, kill_scope: str = "namespace", state_dir: str = STATE_DIR
-    ) -> list[str]:
+    def server_command(self, *, workdir: str, kill_scope: str = "namespace", state_dir: str = STATE_DIR) -> list[str]:
         config = {
             "workdir": workdir,
             "state_dir": state_dir,

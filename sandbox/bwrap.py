@@ -21,7 +21,7 @@ from sandbox.base import SandboxError, SandboxSpec, SandboxUnavailable, Session
 ISOLATION = (
     "bubblewrap: user/pid/net/ipc/uts namespaces, no network unless the task asks, read-only "
     "system and data binds, tmpfs workspace with a size limit, per-process rlimits (address "
-    "space, processes, file size); no cgroup memory/CPU accounting"
+    "space, processes); no cgroup memory/CPU accounting"
 )
 PATH = "/opt/venv/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 SYSTEM_DIRS = ("/usr", "/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime", "/etc/ssl", "/opt/venv")
@@ -130,7 +130,7 @@ class BwrapSession(Session):
             kwargs = {"user": uid, "group": uid, "extra_groups": []}
         nproc = process.tasks_of_uid(uid) + spec.pids
         # Address space, not RSS: a process that maps more than memory_mb fails its allocation.
-        preexec = process.rlimits(memory_mb=spec.memory_mb, disk_mb=spec.disk_mb, nproc=nproc)
+        preexec = process.rlimits(memory_mb=spec.memory_mb, disk_mb=None, nproc=nproc)
         self.channel = process.start(args, env={"PATH": PATH}, preexec=preexec, cwd="/", **kwargs)
         return self.channel
 

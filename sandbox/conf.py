@@ -48,7 +48,20 @@ def allow_local() -> bool:
 
 
 def memory_mb() -> int:
+    """Default RAM of a sandbox (SandboxSpec.memory_mb)."""
     return int(_setting("SANDBOX_MEMORY_MB", 1024))
+
+
+def cpus() -> float:
+    return float(_setting("SANDBOX_CPUS", 1.0))
+
+
+def pids() -> int:
+    return int(_setting("SANDBOX_PIDS", 256))
+
+
+def disk_mb() -> int:
+    return int(_setting("SANDBOX_DISK_MB", 2048))
 
 
 def output_limit() -> int:

@@ -46,6 +46,14 @@ def engine_version() -> str:
         raise SandboxUnavailable(f"no Docker engine reachable: {exc}") from exc
 
 
+def engine_available() -> tuple[bool, str]:
+    """(reachable, detail) for the test suite and /healthz."""
+    try:
+        return True, f"engine {engine_version()}"
+    except SandboxUnavailable as exc:
+        return False, str(exc)
+
+
 def image_exists(tag: str) -> bool:
     try:
         client().images.get(tag)

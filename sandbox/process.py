@@ -70,12 +70,13 @@ def tasks_of_uid(uid: int) -> int:
     return count
 
 
-def rlimits(*, memory_mb: int, disk_mb: int, nproc: int | None) -> Callable[[], None]:
+def rlimits(*, memory_mb: int, disk_mb: int | None, nproc: int | None) -> Callable[[], None]:
     """A preexec_fn setting per-process limits (the only limits these backends have)."""
 
     def apply() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (memory_mb * MB, memory_mb * MB))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (disk_mb * MB, disk_mb * MB))
+        if disk_mb is not None:  # only where no size-limited tmpfs holds the files
+            resource.setrlimit(resource.RLIMIT_FSIZE, (disk_mb * MB, disk_mb * MB))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if nproc is not None:
             resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
@@ -84,7 +85,12 @@ def rlimits(*, memory_mb: int, disk_mb: int, nproc: int | None) -> Callable[[], 
 
 
 def start(
-    args: list[str], *, env: dict[str, str], preexec: Callable[[], None], pass_fds: tuple[int, ...] = (), **kwargs: object
+    args: list[str],
+    *,
+    env: dict[str, str],
+    preexec: Callable[[], None],
+    pass_fds: tuple[int, ...] = (),
+    **kwargs: object,
 ) -> PipeChannel:
     stderr = tempfile.TemporaryFile()
     proc = subprocess.Popen(  # type: ignore[call-overload]

@@ -104,7 +104,7 @@ class Server:
     @staticmethod
     def stat(pid):
         try:
-            with open("/proc/%d/stat" % pid, "rb") as fh:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
                 fields = fh.read().rsplit(b")", 1)[1].split()
             return fields[0], int(fields[1]), int(fields[3])  # state, ppid, session
         except (OSError, IndexError, ValueError):
@@ -158,9 +158,19 @@ class Server:
         try:
             proc = self.spawn(request["command"], out)
         except OSError as exc:
-            out.absorb(("[sandbox: cannot start the command: %s]\n" % exc).encode())
-            send_json(b"D", {"exit_code": 126, "timed_out": False, "killed": None, "oom": False,
-                             "total": out.total, "omitted": 0, "duration": 0.0})
+            out.absorb(f"[sandbox: cannot start the command: {exc}]\n".encode())
+            send_json(
+                b"D",
+                {
+                    "exit_code": 126,
+                    "timed_out": False,
+                    "killed": None,
+                    "oom": False,
+                    "total": out.total,
+                    "omitted": 0,
+                    "duration": 0.0,
+                },
+            )
             return
         fd = proc.stdout.fileno()
         os.set_blocking(fd, False)
@@ -283,7 +293,7 @@ class Server:
                 os.close(fd)
             os.chmod(path, int(request.get("mode", 0o644)))
         except OSError as exc:
-            send_json(b"X", {"error": "%s: %s" % (request["path"], exc.strerror or exc)})
+            send_json(b"X", {"error": f"{request['path']}: {exc.strerror or exc}"})
             return
         send(b"K")
 
@@ -294,10 +304,10 @@ class Server:
             with open(path, "rb") as fh:
                 data = fh.read(limit + 1)
         except OSError as exc:
-            send_json(b"X", {"error": "%s: %s" % (request["path"], exc.strerror or exc)})
+            send_json(b"X", {"error": f"{request['path']}: {exc.strerror or exc}"})
             return
         if len(data) > limit:
-            send_json(b"X", {"error": "%s: larger than %d bytes" % (request["path"], limit)})
+            send_json(b"X", {"error": f"{request['path']}: larger than {limit} bytes"})
             return
         send(b"F", data)
 
@@ -318,7 +328,7 @@ class Server:
             elif op == "exit":
                 break
             else:
-                send_json(b"X", {"error": "unknown op %r" % op})
+                send_json(b"X", {"error": f"unknown op {op!r}"})
         self.kill_all(-1)
 
 
