@@ -47,11 +47,8 @@ def test_it_blocks_network_egress(sandbox, host_listener) -> None:
     port, accepted = host_listener
     session = sandbox()
     interfaces = session.run("ls /sys/class/net 2>/dev/null || cat /proc/net/dev", timeout=10)
-    probe = session.run(
-        "python3 -c \"import socket; socket.create_connection(('127.0.0.1', %d), timeout=2); print('CONNECTED')\""
-        % port,
-        timeout=10,
-    )
+    connect = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2); print('CONNECTED')"
+    probe = session.run(f'python3 -c "{connect}"', timeout=10)
     dns = session.run("python3 -c \"import socket; socket.getaddrinfo('pypi.org', 443)\"", timeout=10)
     assert "eth0" not in interfaces.output
     assert probe.exit_code != 0 and "CONNECTED" not in probe.output
