@@ -108,7 +108,7 @@ class TaskSpec:
 # -- hashing ---------------------------------------------------------------------------------
 
 
-def _hashed_files(folder: Path) -> list[Path]:
+def task_files(folder: Path) -> list[Path]:
     files = []
     for path in folder.rglob("*"):
         relative = path.relative_to(folder)
@@ -123,7 +123,7 @@ def content_hash(folder: Path) -> str:
     """sha256 over every file's relative path and bytes (caches ignored): the version identity."""
     folder = Path(folder)
     digest = hashlib.sha256()
-    for path in _hashed_files(folder):
+    for path in task_files(folder):
         name = path.relative_to(folder).as_posix().encode()
         data = path.read_bytes()
         digest.update(len(name).to_bytes(4, "big") + name + len(data).to_bytes(8, "big"))
@@ -257,10 +257,12 @@ def folder_task_load(folder: Path, *, source: str = "folder") -> TaskSpec:
     if "{split}" not in evaluator_command:
         raise TaskFormatError(file, "evaluator.command", "must contain {split} (dev for validate, test for submit)")
     evaluator_timeout = _timeout(evaluator, file, "evaluator", 120)
-    pristine = {p.relative_to(folder / evaluator_dir).as_posix() for p in _hashed_files(folder / evaluator_dir)}
-    clash = sorted(set(artifacts) & pristine)
-    if clash:
-        raise TaskFormatError(file, "artifacts", f"{clash[0]!r} would overwrite a file of the evaluator")
+    try:
+        evaluator_command.format(split="dev", evaluator_dir="/evaluator")
+    except (KeyError, IndexError, ValueError) as exc:
+        raise TaskFormatError(
+            file, "evaluator.command", f"bad placeholder {exc}: use {{split}} and {{evaluator_dir}} only"
+        ) from None
 
     baseline = _section(data, file, "baseline", BASELINE_FIELDS, required=True)
     baseline_command = _text(baseline, file, "command")

