@@ -9,7 +9,7 @@ from django import forms
 
 from benchmark.models import AgentConfig, Task
 
-MODEL_RE = re.compile(r"^(anthropic|openai|openai-compatible):[\w.\-/:@]+$")
+MODEL_RE = re.compile(r"^(anthropic|openai|compat):[\w.\-/:@]+$")
 
 
 def launchable_tasks() -> Any:
@@ -23,7 +23,9 @@ class LaunchForm(forms.Form):
         choices=[(AgentConfig.Kind.BASELINE, "baseline (no model)"), (AgentConfig.Kind.MODEL, "LLM agent")],
         initial=AgentConfig.Kind.BASELINE,
     )
-    model = forms.CharField(required=False, help_text="anthropic:<model>, openai:<model> or openai-compatible:<model>")
+    model = forms.CharField(
+        required=False, help_text="anthropic:<model>, openai:<model> or compat:<model> (OpenAI-compatible server)"
+    )
     base_url = forms.URLField(required=False, help_text="for an OpenAI-compatible server (vLLM, Ollama, llama.cpp)")
     temperature = forms.FloatField(min_value=0, max_value=2, initial=0.0)
     top_p = forms.FloatField(min_value=0, max_value=1, initial=0.95)
@@ -46,7 +48,7 @@ class LaunchForm(forms.Form):
             model = (data.get("model") or "").strip()
             if not MODEL_RE.match(model):
                 self.add_error("model", "write provider:model, e.g. anthropic:claude-sonnet-4-5 or openai:gpt-4o")
-            elif model.startswith("openai-compatible:") and not data.get("base_url"):
+            elif model.startswith("compat:") and not data.get("base_url"):
                 self.add_error("base_url", "an OpenAI-compatible model needs the server's base URL")
         return data
 

@@ -69,9 +69,7 @@ def run_launch(
     limits = limits or Limits()
     runs = []
     with transaction.atomic():
-        group = RunGroup.objects.create(
-            name=name or f"{agent.name} on {len(tasks)} task(s) x {n_runs}", owner=owner
-        )
+        group = RunGroup.objects.create(name=name or f"{agent.name} on {len(tasks)} task(s) x {n_runs}", owner=owner)
         for task in tasks:
             for repetition in range(n_runs):
                 run = Run.objects.create(
@@ -159,7 +157,9 @@ class RunRecorder:
 def _model_settings(agent: AgentConfig, run: Run) -> ModelSettings:
     prices = None
     if agent.price_input_per_mtok or agent.price_output_per_mtok:
-        prices = {"input_per_mtok": agent.price_input_per_mtok, "output_per_mtok": agent.price_output_per_mtok}
+        from benchmark.llm import Prices
+
+        prices = Prices(input_per_mtok=agent.price_input_per_mtok, output_per_mtok=agent.price_output_per_mtok)
     return ModelSettings(
         model=agent.model,
         temperature=agent.temperature,
@@ -265,14 +265,19 @@ def run_execute(*, run_id: int) -> Run | None:
                 session.close()
             except Exception:
                 log.exception("closing the sandbox of run %s", run.code)
-    return _run_finish(run=run, outcome=outcome, error=error, policy=policy, recorder=recorder, wall=time.perf_counter() - started)
+    return _run_finish(
+        run=run, outcome=outcome, error=error, policy=policy, recorder=recorder, wall=time.perf_counter() - started
+    )
 
 
 def _run_finish(*, run: Run, outcome: Outcome, error: str, policy: Any, recorder: RunRecorder, wall: float) -> Run:
     usage = policy.usage if policy is not None and policy.usage.api_calls else recorder.usage
     params = dict(run.params)
     if recorder.original:
-        params["replay"] = {"compared": min(run.step_count, len(recorder.original)), "differing_steps": recorder.differences}
+        params["replay"] = {
+            "compared": min(run.step_count, len(recorder.original)),
+            "differing_steps": recorder.differences,
+        }
     if recorder.harness_seconds:
         ordered = sorted(recorder.harness_seconds)
         params["harness_ms_p50"] = round(1000 * ordered[len(ordered) // 2], 3)

@@ -121,7 +121,9 @@ class Environment:
             if result.output:
                 text += f"\n{result.output.strip()}"
         else:
-            baseline = self.baseline_scores.get(split) or self.baseline_scores
+            baseline = self.baseline_scores.get(split)
+            if isinstance(baseline, dict):
+                baseline = baseline.get("metrics", baseline)
             text = "Your code produced a valid submission artefact.\n"
             if baseline:
                 text += f"Baseline Score: {json.dumps(baseline)}\n"
@@ -133,10 +135,14 @@ class Environment:
         return posixpath.normpath(posixpath.join(self.state.working_dir, raw))
 
     def _read(self, path: str) -> str:
-        probe = self.session.run(f"test -d {shlex.quote(path)} && echo dir || (test -f {shlex.quote(path)} && echo file)")
+        probe = self.session.run(
+            f"test -d {shlex.quote(path)} && echo dir || (test -f {shlex.quote(path)} && echo file)"
+        )
         kind = probe.output.strip()
         if kind == "dir":
-            raise ToolError(f"Error: {path} is a directory. You can only open files. Use cd or ls to navigate directories.")
+            raise ToolError(
+                f"Error: {path} is a directory. You can only open files. Use cd or ls to navigate directories."
+            )
         if kind != "file":
             raise ToolError(f"Error: File {path} not found")
         return self.session.get_file(path).decode("utf-8", errors="replace")
@@ -247,12 +253,12 @@ class Environment:
         if not rows:
             return f'No matches found for "{term}" in {directory}'
         if len(rows) > MAX_SEARCH_FILES:
-            raise ToolError(f'More than {MAX_SEARCH_FILES} files matched for "{term}" in {directory}. Please narrow your search.')
+            raise ToolError(
+                f'More than {MAX_SEARCH_FILES} files matched for "{term}" in {directory}. Please narrow your search.'
+            )
         total = sum(int(count) for _, count in rows if count.isdigit())
         body = "\n".join(f"{path} ({count} matches)" for path, count in rows)
-        return (
-            f'Found {total} matches for "{term}" in {directory}:\n{body}\nEnd of matches for "{term}" in {directory}'
-        )
+        return f'Found {total} matches for "{term}" in {directory}:\n{body}\nEnd of matches for "{term}" in {directory}'
 
     def _tool_find_file(self, action: str) -> str:
         args = self._args(action)

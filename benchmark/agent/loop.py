@@ -85,8 +85,14 @@ class Outcome:
     steps: int = 0
 
 
+# Stops whose cause is the status itself: the autosubmission is still scored and recorded.
+TERMINAL = (ExitStatus.EXIT_FORMAT, ExitStatus.EXIT_CONTEXT, ExitStatus.EXIT_API)
+
+
 def submission_status(result: Any, reason: str) -> str:
     """MLGym's names: submitted / autosubmission (R) on success; on failure say why, with R."""
+    if reason in TERMINAL:
+        return reason
     if not result.error:
         return ExitStatus.SUBMITTED if reason == "submit" else f"autosubmission ({reason})"
     if reason.startswith("exit_"):
@@ -101,7 +107,9 @@ def run_loop(*, env: Environment, policy: Policy, recorder: Recorder, max_steps:
     for number in range(1, max_steps + 1):
         if recorder.cancelled():
             return Outcome(ExitStatus.EXIT_CANCELLED, steps=number - 1)
-        turn = Turn(step=number - 1, remaining=max_steps - number + 1, observation=observation, state=env.state.as_dict())
+        turn = Turn(
+            step=number - 1, remaining=max_steps - number + 1, observation=observation, state=env.state.as_dict()
+        )
         try:
             decision = policy.decide(turn)
         except Stop as stop:
@@ -121,7 +129,9 @@ def _autosubmit(*, env: Environment, recorder: Recorder, reason: str, detail: st
     """Score whatever submission the agent left, as MLGym does when a run stops early."""
     if reason == ExitStatus.EXIT_CANCELLED or recorder.cancelled():
         return Outcome(ExitStatus.EXIT_CANCELLED, detail, steps)
-    decision = Decision(thought=f"(autosubmission after {reason}{': ' + detail if detail else ''})\n", action="submit\n")
+    decision = Decision(
+        thought=f"(autosubmission after {reason}{': ' + detail if detail else ''})\n", action="submit\n"
+    )
     result = env.execute("submit")
     recorder.step(decision=decision, observation=result, state=env.state.as_dict(), harness=0.0)
     return Outcome(submission_status(result.score, reason), detail, steps + 1)

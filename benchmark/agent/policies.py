@@ -22,7 +22,7 @@ class ModelSettings:
     cost_limit: float
     history_window: int
     base_url: str | None = None
-    prices: dict[str, float] | None = None
+    prices: Any = None  # benchmark.llm.Prices
 
 
 Complete = Callable[..., Any]  # benchmark.llm.complete's signature
@@ -101,7 +101,9 @@ class LLMPolicy:
                 parsed = parse_reply(completion.text)
             except FormatError as exc:
                 if attempt == MAX_FORMAT_RETRIES:
-                    raise Stop(ExitStatus.EXIT_FORMAT, f"{MAX_FORMAT_RETRIES} malformed replies in a row: {exc}") from exc
+                    raise Stop(
+                        ExitStatus.EXIT_FORMAT, f"{MAX_FORMAT_RETRIES} malformed replies in a row: {exc}"
+                    ) from exc
                 # Re-ask with the malformed reply and the format reminder; neither stays in the history.
                 messages = messages + [
                     {"role": "assistant", "content": completion.text},
