@@ -1,0 +1,147 @@
+"""The LLM agent through both SDKs (HTTP faked at the transport), in a real sandbox, through every exit status."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmark.models import AgentConfig, Run, Score
+from benchmark.services import run_cancel, run_execute
+from tests.benchmark.runs_support import agent, builtin_task, make_run, stub_task
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.docker]
+
+
+def reply(thought: str, command: str) -> str:
+    return f"DISCUSSION\n{thought}\n\n```\n{command}\n```"
+
+
+@pytest.fixture
+def task(db):
+    return builtin_task("prisoners_dilemma")
+
+
+def llm_run(owner, task, model="anthropic:claude-test", **fields):
+    config = agent(AgentConfig.Kind.MODEL, model=model, **fields)
+    return make_run(owner=owner, task=task, agent_config=config)
+
+
+def finish(run: Run) -> Run:
+    run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    return run
+
+
+def test_it_runs_an_anthropic_agent_to_submission_with_costs(researcher, task, fake_llm, redis_client):
+    fake_llm.anthropic(reply("Look at the files.", "ls"), tokens_in=1000, tokens_out=100)
+    fake_llm.anthropic(reply("Score it.", "validate"), tokens_in=2000, tokens_out=100)
+    fake_llm.anthropic(reply("Done.", "submit"), tokens_in=3000, tokens_out=100)
+    run = finish(llm_run(researcher, task, price_input_per_mtok=3.0, price_output_per_mtok=15.0))
+    assert (run.status, run.exit_status) == (Run.Status.FINISHED, "submitted")
+    assert (run.tokens_sent, run.tokens_received, run.api_calls) == (6000, 300, 3)
+    assert run.cost == pytest.approx((6000 * 3 + 300 * 15) / 1e6)
+    steps = list(run.steps.order_by("index"))
+    assert [s.action.strip() for s in steps] == ["ls", "validate", "submit"]
+    assert "strategy.py" in steps[0].observation and steps[0].thought.startswith("DISCUSSION")
+    assert steps[0].tokens_sent == 1000 and steps[0].raw_response.endswith("```")
+    # The model saw the task, the tools and, on the next call, the observation with the step counter.
+    first, second = fake_llm.calls[0]["body"], fake_llm.calls[1]["body"]
+    assert "validate" in first["system"] and "Prisoner" in first["messages"][0]["content"]
+    assert "strategy.py" in second["messages"][-1]["content"]
+    assert "(Current Step: 1, Remaining Steps: 49)" in second["messages"][-1]["content"]
+    assert set(run.scores.values_list("kind", flat=True)) == {Score.Kind.VALIDATE, Score.Kind.SUBMIT}
+
+
+def test_it_elides_old_observations_beyond_the_history_window(researcher, task, fake_llm, redis_client):
+    for n in range(3):
+        fake_llm.openai(reply(f"step {n}", f"echo out-{n}"))
+    fake_llm.openai(reply("done", "submit"))
+    run = finish(llm_run(researcher, task, model="openai:gpt-test", history_window=1))
+    assert run.exit_status == "submitted"
+    last = fake_llm.calls[-1]["body"]["messages"]
+    users = [m["content"] for m in last if m["role"] == "user"]
+    assert "out-2" in users[-1]
+    assert "Old environment output" in users[1] and "out-0" not in users[1]
+
+
+def test_it_reasks_a_malformed_reply_and_stops_after_three_with_exit_format(researcher, task, fake_llm, redis_client):
+    fake_llm.openai("no command here")
+    fake_llm.openai(reply("now right", "ls"))
+    for _ in range(3):
+        fake_llm.openai("still no command")
+    run = finish(llm_run(researcher, task, model="openai:gpt-test"))
+    assert run.exit_status == "exit_format"
+    assert run.api_calls == 5
+    assert "not formatted correctly" in fake_llm.calls[1]["body"]["messages"][-1]["content"]
+    # The re-ask is not kept in the history: the next call sees ls's output after the good reply.
+    assert all("not formatted" not in m["content"] for m in fake_llm.calls[2]["body"]["messages"])
+    # The run's own submission is still scored (autosubmission), visibly.
+    last = run.steps.order_by("-index").first()
+    assert last.action.strip() == "submit" and "autosubmission after exit_format" in last.thought
+    assert run.best_submission is not None
+
+
+def test_it_stops_on_context_overflow_with_exit_context(researcher, task, fake_llm, redis_client):
+    fake_llm.anthropic(reply("look", "ls"))
+    fake_llm.error(
+        400,
+        {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": "prompt is too long: 300000 tokens > 200000 maximum"},
+        },
+    )
+    run = finish(llm_run(researcher, task))
+    assert run.exit_status == "exit_context" and run.status == Run.Status.FINISHED
+    assert "prompt is too long" in run.params["exit_detail"]
+
+
+def test_it_retries_provider_errors_then_stops_with_exit_api(researcher, task, fake_llm, redis_client, settings):
+    settings.LLM_MAX_RETRIES = 1
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    fake_llm.error(529, overloaded).error(529, overloaded)
+    run = finish(llm_run(researcher, task))
+    assert run.exit_status == "exit_api"
+    assert len(fake_llm.calls) == 2  # the SDK retried once, with its backoff
+
+
+def test_it_stops_at_the_cost_limit_and_autosubmits(researcher, task, fake_llm, redis_client):
+    fake_llm.openai(reply("look", "ls"), tokens_in=1_000_000, tokens_out=0)
+    fake_llm.openai(reply("more", "ls"), tokens_in=1_000_000, tokens_out=0)
+    run = finish(llm_run(researcher, task, model="openai:gpt-test", price_input_per_mtok=1.0, cost_limit=1.5))
+    assert run.exit_status == "autosubmission (exit_cost)"
+    assert run.cost == pytest.approx(2.0)  # the call that crossed the limit is paid for and counted
+    assert run.steps.count() == 2  # ls, then the autosubmission
+
+
+def test_it_autosubmits_at_the_step_limit(researcher, task, fake_llm, redis_client):
+    fake_llm.openai(reply("a", "ls")).openai(reply("b", "pwd"))
+    run = llm_run(researcher, task, model="compat:local-model", base_url="http://127.0.0.1:9/v1")
+    run.params = {"max_steps": 2}
+    run.save()
+    run = finish(run)
+    assert run.exit_status == "autosubmission (max_steps)"
+    assert fake_llm.calls[0]["url"] == "http://127.0.0.1:9/v1/chat/completions"
+    assert run.best_submission is not None
+
+
+def test_it_reports_a_missing_submission_at_the_step_limit(researcher, task, fake_llm, redis_client):
+    fake_llm.openai(reply("delete it", "rm strategy.py"))
+    run = llm_run(researcher, task, model="openai:gpt-test")
+    run.params = {"max_steps": 1}
+    run.save()
+    run = finish(run)
+    assert run.exit_status.endswith("(max_steps)") and not run.exit_status.startswith("autosubmission")
+    assert run.scores.get(kind=Score.Kind.SUBMIT).error
+
+
+def test_it_fails_visibly_with_exit_error_when_the_task_cannot_run(researcher, redis_client):
+    run = finish(make_run(owner=researcher, task=stub_task()))
+    assert (run.status, run.exit_status) == (Run.Status.FAILED, "exit_error")
+    assert "cannot run" in run.error
+
+
+def test_it_never_starts_a_run_cancelled_while_queued(researcher, task, redis_client):
+    run = make_run(owner=researcher, task=task)
+    assert run_cancel(run=run)
+    assert run_execute(run_id=run.pk) is None
+    run.refresh_from_db()
+    assert (run.status, run.exit_status, run.step_count) == (Run.Status.CANCELLED, "exit_cancelled", 0)
