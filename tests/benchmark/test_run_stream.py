@@ -1,0 +1,154 @@
+"""The live run stream through the real ASGI app and channels_redis: permissions and the reconnect rule."""
+
+from __future__ import annotations
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.test import Client
+
+from benchmark import progress
+from benchmark.models import Run
+from tests.benchmark.runs_support import make_run
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def connect(user, code):
+    from config.asgi import application
+
+    headers = [(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1")]
+    if user is not None:
+        client = Client()
+        await sync_to_async(client.force_login)(user)
+        cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+        headers.append((b"cookie", cookie.encode()))
+    communicator = WebsocketCommunicator(application, f"/ws/runs/{code}/", headers=headers)
+    connected, _ = await communicator.connect(timeout=5)
+    return communicator, connected
+
+
+def append(run: Run, n: int, *, publish: bool = True) -> None:
+    for _ in range(n):
+        progress.step_append(
+            run=run, thought="t", action=f"echo {run.step_count + 1}\n", observation="o", publish=publish
+        )
+
+
+async def indexes(communicator, *, until: int) -> list[int]:
+    """Step indexes received until index `until` arrives (status messages skipped)."""
+    seen: list[int] = []
+    while not seen or seen[-1] < until:
+        message = await communicator.receive_json_from(timeout=5)
+        if message["type"] == "steps":
+            seen += [step["index"] for step in message["steps"]]
+    return seen
+
+
+@pytest.fixture
+def run(researcher):
+    return make_run(owner=researcher, status=Run.Status.RUNNING)
+
+
+async def test_it_sends_committed_steps_then_live_ones(run, researcher, redis_client):
+    await sync_to_async(append)(run, 3)
+    communicator, connected = await connect(researcher, run.code)
+    assert connected
+    await communicator.send_json_to({"after": 0})
+    assert await indexes(communicator, until=3) == [1, 2, 3]
+    status = await communicator.receive_json_from(timeout=5)
+    assert status["type"] == "status" and status["run"]["step_count"] == 3
+    await sync_to_async(append)(run, 1)
+    message = await communicator.receive_json_from(timeout=5)
+    assert [s["index"] for s in message["steps"]] == [4] and message["steps"][0]["action"] == "echo 4\n"
+    await communicator.disconnect()
+
+
+async def test_it_resumes_after_the_last_step_the_client_holds(run, researcher, redis_client):
+    await sync_to_async(append)(run, 2)
+    first, _ = await connect(researcher, run.code)
+    await first.send_json_to({"after": 0})
+    assert await indexes(first, until=2) == [1, 2]
+    await first.disconnect()
+    await sync_to_async(append)(run, 3)  # committed while the viewer was away
+    second, _ = await connect(researcher, run.code)
+    await second.send_json_to({"after": 2})
+    await sync_to_async(append)(run, 1)
+    assert await indexes(second, until=6) == [3, 4, 5, 6]  # no gap, no duplicate
+    leftover = []
+    while not await second.receive_nothing(timeout=0.3):
+        leftover.append((await second.receive_json_from())["type"])
+    assert "steps" not in leftover  # step 6 came once, whether read back or relayed
+    await second.disconnect()
+
+
+async def test_it_skips_duplicates_and_fills_gaps_from_the_database(run, researcher, redis_client):
+    await sync_to_async(append)(run, 1)
+    communicator, _ = await connect(researcher, run.code)
+    await communicator.send_json_to({"after": 0})
+    assert await indexes(communicator, until=1) == [1]
+    await communicator.receive_json_from(timeout=5)  # status
+    # A step whose message was lost (never published), then one that is: the consumer reads the gap back.
+    await sync_to_async(append)(run, 1, publish=False)
+    await sync_to_async(append)(run, 1)
+    assert await indexes(communicator, until=3) == [2, 3]
+    # A repeated message of a step already sent is dropped.
+    step = await sync_to_async(lambda: progress.steps_after(run.pk, 2)[0])()
+    await sync_to_async(progress.group_send)(progress.run_group(run.code), {"type": "run.step", "step": step})
+    await sync_to_async(append)(run, 1)
+    assert await indexes(communicator, until=4) == [4]
+    await communicator.disconnect()
+
+
+async def test_it_relays_status_changes(run, researcher, redis_client):
+    communicator, _ = await connect(researcher, run.code)
+    await communicator.send_json_to({"after": 0})
+    assert (await communicator.receive_json_from(timeout=5))["type"] == "status"
+    from benchmark.services import run_cancel
+
+    await sync_to_async(run_cancel)(run=run)
+    message = await communicator.receive_json_from(timeout=5)
+    assert message["run"]["status"] == "cancelled" and message["run"]["finished"] is True
+    await communicator.disconnect()
+
+
+async def test_it_rejects_a_bad_hello(run, researcher, redis_client):
+    communicator, _ = await connect(researcher, run.code)
+    await communicator.send_json_to({"after": "zero"})
+    assert (await communicator.receive_json_from(timeout=5))["type"] == "error"
+    await communicator.disconnect()
+
+
+@pytest.mark.parametrize(
+    "who, allowed",
+    [
+        ("owner", True),
+        ("admin_user", True),
+        ("shared", True),
+        ("other_researcher", False),
+        ("reviewer", False),
+        ("anonymous", False),
+    ],
+)
+async def test_it_lets_only_owner_sharers_and_admins_watch(who, allowed, run, researcher, request, redis_client):
+    if who == "owner":
+        user = researcher
+    elif who == "anonymous":
+        user = None
+    elif who == "shared":
+        user = await sync_to_async(request.getfixturevalue)("other_researcher")
+        await sync_to_async(run.shared_with.add)(user)
+    else:
+        user = await sync_to_async(request.getfixturevalue)(who)
+    communicator, connected = await connect(user, run.code)
+    assert connected is allowed
+    if connected:
+        await communicator.disconnect()
+
+
+async def test_it_refuses_an_unknown_run(researcher, redis_client):
+    import uuid
+
+    _, connected = await connect(researcher, uuid.uuid4())
+    assert not connected
