@@ -26,7 +26,9 @@ class LaunchForm(forms.Form):
     model = forms.CharField(
         required=False, help_text="anthropic:<model>, openai:<model> or compat:<model> (OpenAI-compatible server)"
     )
-    base_url = forms.URLField(required=False, help_text="for an OpenAI-compatible server (vLLM, Ollama, llama.cpp)")
+    base_url = forms.URLField(
+        required=False, assume_scheme="https", help_text="for an OpenAI-compatible server (vLLM, Ollama, llama.cpp)"
+    )
     temperature = forms.FloatField(min_value=0, max_value=2, initial=0.0)
     top_p = forms.FloatField(min_value=0, max_value=1, initial=0.95)
     price_input_per_mtok = forms.FloatField(min_value=0, initial=0.0, label="USD per million input tokens")

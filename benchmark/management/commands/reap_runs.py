@@ -1,0 +1,90 @@
+"""`manage.py reap_runs [--loop]`: mark runs whose worker died as interrupted, keeping their steps."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from datetime import timedelta
+from typing import Any
+
+from django.core.management.base import BaseCommand
+from django.utils import timezone
+
+from benchmark import progress
+from benchmark.models import Run
+
+# A run whose worker is unknown to RQ and that has shown no sign of life for this long is dead.
+STALE_AFTER = timedelta(minutes=10)
+
+
+class Command(BaseCommand):
+    help = "Mark runs as interrupted when the worker running them is gone. Every committed step is kept."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--loop", action="store_true", help="keep checking every --interval seconds")
+        parser.add_argument("--interval", type=float, default=30.0)
+
+    def handle(self, *args: Any, loop: bool = False, interval: float = 30.0, **options: Any) -> None:
+        while True:
+            reaped = self.reap_once()
+            if reaped:
+                self.stdout.write(f"interrupted {len(reaped)} run(s): {', '.join(str(r.code) for r in reaped)}")
+            if not loop:
+                return
+            time.sleep(interval)
+
+    def reap_once(self) -> list[Run]:
+        live = self.live_workers()
+        reaped = []
+        for run in self.running_runs():
+            if self.worker_is_dead(run, live):
+                if self.mark_interrupted(run):
+                    reaped.append(run)
+        return reaped
+
+    def live_workers(self) -> dict[str, Any]:
+        """The RQ workers registered on the `runs` queue's Redis, by name (a dead worker's key expires)."""
+        import django_rq
+        from rq import Worker
+
+        queue = django_rq.get_queue("runs")
+        return {worker.name: worker for worker in Worker.all(connection=queue.connection)}
+
+    def running_runs(self) -> list[Run]:
+        return list(Run.objects.filter(status=Run.Status.RUNNING))
+
+    def worker_is_dead(self, run: Run, live: dict[str, Any]) -> bool:
+        worker = live.get(run.worker_name)
+        if worker is not None:
+            # The worker lives, but its work horse (the forked child running the job) may have died.
+            job = worker.get_current_job()
+            return job is None or tuple(job.args) != (run.pk,)
+        host, _, pid = run.worker_name.rpartition(":")
+        if host == socket.gethostname() and pid.isdigit():
+            return not self.process_alive(int(pid))  # run inline on this machine
+        if host and pid.isdigit():
+            last_sign = run.heartbeat_at or run.started_at or run.created_at
+            return timezone.now() - last_sign > STALE_AFTER  # inline on another machine: only time tells
+        return True  # an RQ worker that is no longer registered
+
+    def process_alive(self, pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def mark_interrupted(self, run: Run) -> bool:
+        updated = Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
+            status=Run.Status.INTERRUPTED,
+            exit_status="interrupted",
+            error=f"the worker {run.worker_name or '(unknown)'} stopped while running this run",
+            finished_at=timezone.now(),
+        )
+        if updated:
+            run.refresh_from_db()
+            progress.run_status_send(run)
+        return bool(updated)
