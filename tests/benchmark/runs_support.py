@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from benchmark.models import AgentConfig, Run, Task
@@ -13,8 +14,9 @@ def builtin_task(slug: str = "prisoners_dilemma") -> Task:
     return task_sync(BUILTIN_DIR / slug)
 
 
-def stub_task(slug: str = "stubTask") -> Task:
+def stub_task(slug: str = "") -> Task:
     """A task row with no folder: listed, never runnable."""
+    slug = slug or f"stub-{uuid.uuid4().hex[:8]}"
     return Task.objects.create(
         slug=slug, version_hash="0" * 64, kind=Task.Kind.MLGYM, title=slug, metric="Score", source="test"
     )

@@ -1,0 +1,162 @@
+"""Run pages: the permission checklist, launch, cancel, share, downloads, escaping, the reaper."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from benchmark import progress
+from benchmark.models import AgentConfig, Run
+from tests.benchmark.runs_support import builtin_task, make_run
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def run(researcher):
+    run = make_run(owner=researcher, status=Run.Status.RUNNING)
+    progress.step_append(
+        run=run,
+        thought="look <b>bold</b>",
+        action="cat x\n",
+        observation="\x1b[31mred</pre><script>alert(1)</script>\x1b[0m",
+        publish=False,
+    )
+    return run
+
+
+PAGES = ["", "log.txt", "export.traj"]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_it_shows_run_pages_to_owner_sharer_and_admin_only(
+    page, run, researcher, other_researcher, admin_user, reviewer, client_for
+):
+    url = f"/runs/{run.code}/{page}"
+    assert client_for(researcher).get(url).status_code == 200
+    assert client_for(admin_user).get(url).status_code == 200
+    assert client_for(other_researcher).get(url).status_code == 404
+    assert client_for(reviewer).get(url).status_code == 403
+    anonymous = client_for(None).get(url)
+    assert anonymous.status_code == 302 and "/accounts/login" in anonymous["Location"]
+    assert client_for(researcher).get(f"/runs/{uuid.uuid4()}/{page}").status_code == 404
+    assert client_for(researcher).post(url).status_code == 405
+    run.shared_with.add(other_researcher)
+    assert client_for(other_researcher).get(url).status_code == 200
+
+
+def test_it_escapes_agent_output_in_the_page(run, researcher, client_for):
+    page = client_for(researcher).get(f"/runs/{run.code}/").content.decode()
+    assert "<script>alert(1)</script>" not in page and "<b>bold</b>" not in page
+    start = page.index('id="initial-steps"')
+    data = json.loads(page[page.index(">", start) + 1 : page.index("</script>", start)])
+    assert data[0]["observation"] == "\x1b[31mred</pre><script>alert(1)</script>\x1b[0m"
+    assert f'data-ws-path="/ws/runs/{run.code}/"' in page
+
+
+def test_it_downloads_the_raw_log(run, researcher, client_for):
+    response = client_for(researcher).get(f"/runs/{run.code}/log.txt")
+    body = b"".join(response.streaming_content).decode()
+    assert response["Content-Type"].startswith("text/plain")
+    assert "===== step 1" in body and "cat x" in body and "alert(1)" in body
+
+
+def test_it_lists_only_visible_runs(run, researcher, other_researcher, admin_user, reviewer, client_for):
+    mine = make_run(owner=other_researcher)
+    assert str(run.code) in client_for(researcher).get("/runs/").content.decode()
+    assert str(mine.code) not in client_for(researcher).get("/runs/").content.decode()
+    admin_page = client_for(admin_user).get("/runs/").content.decode()
+    assert str(run.code) in admin_page and str(mine.code) in admin_page
+    assert client_for(reviewer).get("/runs/").status_code == 403
+    assert client_for(researcher).post("/runs/").status_code == 405
+
+
+def test_it_lets_only_the_owner_or_an_admin_cancel(
+    run, researcher, other_researcher, admin_user, reviewer, client_for, redis_client
+):
+    url = f"/runs/{run.code}/cancel/"
+    run.shared_with.add(other_researcher)
+    assert client_for(other_researcher).post(url).status_code == 403
+    assert client_for(reviewer).post(url).status_code == 403
+    assert client_for(None).post(url).status_code == 302
+    assert client_for(researcher).get(url).status_code == 405
+    assert client_for(researcher).post(f"/runs/{uuid.uuid4()}/cancel/").status_code == 404
+    assert client_for(researcher).post(url).status_code == 302
+    run.refresh_from_db()
+    assert run.status == Run.Status.CANCELLED and run.steps.count() == 1
+
+
+def test_it_shares_read_access_with_a_researcher_only(run, researcher, other_researcher, reviewer, client_for):
+    url = f"/runs/{run.code}/share/"
+    client = client_for(researcher)
+    client.post(url, {"username": reviewer.username})
+    assert not run.shared_with.exists()
+    client.post(url, {"username": other_researcher.username})
+    assert list(run.shared_with.all()) == [other_researcher]
+    assert client_for(other_researcher).post(url, {"username": "x"}).status_code == 403
+    assert client_for(researcher).get(url).status_code == 405
+
+
+def test_it_launches_one_job_per_run_after_commit(
+    researcher, client_for, redis_client, django_capture_on_commit_callbacks
+):
+    import django_rq
+
+    task = builtin_task("prisoners_dilemma")
+    queue = django_rq.get_queue("runs")
+    queue.empty()
+    form = {
+        "tasks": [task.pk],
+        "agent_kind": "baseline",
+        "temperature": 0,
+        "top_p": 0.95,
+        "price_input_per_mtok": 0,
+        "price_output_per_mtok": 0,
+        "history_window": 5,
+        "n_runs": 3,
+        "max_steps": 5,
+        "cost_limit": 1,
+        "command_timeout": 60,
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client_for(researcher).post("/runs/launch/", form)
+        assert queue.count == 0  # nothing is enqueued before the commit
+    assert response.status_code == 302
+    runs = Run.objects.filter(owner=researcher)
+    assert runs.count() == 3 == queue.count
+    assert {r.params["max_steps"] for r in runs} == {5} and runs.first().agent.kind == AgentConfig.Kind.BASELINE
+    queue.empty()
+
+
+def test_it_explains_a_bad_launch(researcher, client_for, reviewer):
+    page = client_for(researcher).post("/runs/launch/", {"agent_kind": "model", "model": "gpt-4o"}).content.decode()
+    assert "This field is required" in page and "provider:model" in page
+    assert client_for(reviewer).get("/runs/launch/").status_code == 403
+    assert client_for(researcher).get("/runs/launch/").status_code == 200
+
+
+def test_it_replays_a_finished_run_as_a_new_run(run, researcher, client_for, redis_client):
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.FINISHED)
+    response = client_for(researcher).post(f"/runs/{run.code}/replay/")
+    replay = Run.objects.get(replay_of=run)
+    assert response["Location"] == f"/runs/{replay.code}/"
+    assert replay.agent.kind == AgentConfig.Kind.REPLAY and replay.owner == researcher
+
+
+def test_it_reaps_runs_whose_worker_is_gone_and_keeps_their_steps(run, researcher, redis_client):
+    import os
+    import socket
+
+    Run.objects.filter(pk=run.pk).update(worker_name="0123456789abcdef")  # an RQ worker no longer registered
+    alive = make_run(owner=researcher, status=Run.Status.RUNNING, worker_name=f"{socket.gethostname()}:{os.getpid()}")
+    out = StringIO()
+    call_command("reap_runs", stdout=out)
+    run.refresh_from_db()
+    alive.refresh_from_db()
+    assert run.status == Run.Status.INTERRUPTED and run.steps.count() == 1 and "0123456789abcdef" in run.error
+    assert alive.status == Run.Status.RUNNING
+    assert str(run.code) in out.getvalue()
