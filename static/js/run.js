@@ -235,6 +235,10 @@
 
   addSteps(JSON.parse(document.getElementById("initial-steps").textContent));
   setStatus(JSON.parse(document.getElementById("initial-run").textContent));
-  if (location.hash.startsWith("#step-")) focusStep(document.getElementById(location.hash.slice(1)));
+  function focusHash() {
+    if (location.hash.startsWith("#step-")) focusStep(document.getElementById(location.hash.slice(1)));
+  }
+  window.addEventListener("hashchange", focusHash);
+  focusHash();
   connect();
 })();

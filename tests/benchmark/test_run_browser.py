@@ -1,0 +1,136 @@
+"""In a real browser: launch a baseline run and watch its steps arrive live, without reloading.
+
+Daphne serves the real ASGI app (HTTP + websockets) from a thread of the test process, so it
+shares the test database; an RQ SimpleWorker drains the `runs` queue from another thread and
+runs the job in the real Docker sandbox.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from django.conf import settings
+from django.test import Client
+
+from benchmark.models import Run
+from config.redis_server import free_port
+from tests.benchmark.runs_support import builtin_task
+
+pytestmark = [pytest.mark.browser, pytest.mark.docker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def live_url():
+    from daphne.server import Server
+    from twisted.internet import reactor
+
+    from config.asgi import application
+
+    port = free_port()
+    server = Server(application, endpoints=[f"tcp:port={port}:interface=127.0.0.1"], signal_handlers=False, verbosity=0)
+    thread = threading.Thread(target=server.run, name="daphne", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.listening_addresses and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.listening_addresses, "daphne did not start"
+    yield f"http://127.0.0.1:{port}"
+    reactor.callFromThread(reactor.stop)
+    thread.join(timeout=5)
+
+
+@pytest.fixture
+def run_worker(redis_client):
+    """An RQ worker on the `runs` queue, in a thread (no fork, no signal handlers: the test owns those)."""
+    import django_rq
+    from rq import SimpleWorker
+
+    from rq.timeouts import TimerDeathPenalty
+
+    class ThreadWorker(SimpleWorker):
+        death_penalty_class = TimerDeathPenalty  # the default uses SIGALRM: main thread only
+
+        def _install_signal_handlers(self) -> None:
+            pass
+
+    queue = django_rq.get_queue("runs")
+    stop = threading.Event()
+
+    def drain() -> None:
+        worker = ThreadWorker([queue], connection=queue.connection)
+        while not stop.is_set():
+            worker.work(burst=True, with_scheduler=False, logging_level="WARNING")
+            stop.wait(0.1)
+
+    thread = threading.Thread(target=drain, name="rq-runs", daemon=True)
+    thread.start()
+    yield
+    stop.set()
+    thread.join(timeout=60)
+
+
+@pytest.fixture
+def browser_page(monkeypatch):
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop on this thread; the test's own ORM calls are sync.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield browser
+        browser.close()
+
+
+def test_it_launches_a_baseline_run_and_streams_its_steps_live(live_url, run_worker, browser_page, researcher):
+    builtin_task("prisoners_dilemma")
+    client = Client()
+    client.force_login(researcher)
+    context = browser_page.new_context()
+    context.add_cookies(
+        [
+            {
+                "name": settings.SESSION_COOKIE_NAME,
+                "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
+                "url": live_url,
+            }
+        ]
+    )
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{live_url}/runs/launch/")
+    page.get_by_label("Iterated Prisoner's Dilemma (prisoners_dilemma)").check()
+    page.get_by_role("button", name="Launch").click()
+    page.wait_for_url(f"{live_url}/runs/*/")
+    run = Run.objects.get(owner=researcher)
+    assert page.url.endswith(f"/runs/{run.code}/")
+    page.evaluate("window.__sameDocument = true")  # survives only if the page is never reloaded
+
+    page.wait_for_selector("#step-3", timeout=60_000)
+    page.wait_for_function("document.getElementById('run-exit').textContent === 'submitted'", timeout=30_000)
+    assert page.evaluate("window.__sameDocument") is True
+    assert page.locator("#steps > li").count() == 3
+    assert page.locator("#step-2 .badge").first.inner_text().startswith("validate:")
+    assert page.locator("#run-status").inner_text() == "finished"
+    assert page.locator("#live-state").inner_text() == "finished"
+
+    # A shareable URL per step, search and step navigation.
+    page.goto(f"{live_url}/runs/")
+    page.goto(f"{live_url}/runs/{run.code}/#step-2")
+    page.wait_for_selector("#step-2.current")
+    page.keyboard.press("j")
+    page.wait_for_selector("#step-3.current")
+    assert page.url.endswith("#step-3")
+    page.fill("#step-search", "validate")
+    assert page.locator("#search-count").inner_text() == "1 matching step(s)"
+    assert page.locator("#steps > li:visible").count() == 1
+    assert errors == []
+    context.close()
