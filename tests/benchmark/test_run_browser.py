@@ -48,7 +48,6 @@ def run_worker(redis_client):
     """An RQ worker on the `runs` queue, in a thread (no fork, no signal handlers: the test owns those)."""
     import django_rq
     from rq import SimpleWorker
-
     from rq.timeouts import TimerDeathPenalty
 
     class ThreadWorker(SimpleWorker):
