@@ -132,7 +132,9 @@ CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
         "CONFIG": {
-            "hosts": [REDIS_URL],
+            # redis-py 8 reads with a 5 s socket timeout by default, the same as channels_redis's 5 s
+            # BZPOPMIN: an idle websocket consumer then dies with TimeoutError. Read longer than that.
+            "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
             "prefix": env_str("CHANNEL_PREFIX", "referee"),
             "capacity": 1000,
             "expiry": 60,
