@@ -20,6 +20,7 @@ from benchmark.agent import lint
 from benchmark.agent.memory import Memory
 from benchmark.agent.parsing import command_name
 from benchmark.agent.prompt import WINDOW
+from sandbox import SandboxError
 
 FILE_TOOLS = {"open", "goto", "scroll_up", "scroll_down", "create", "search_file", "edit", "insert"}
 SEARCH_TOOLS = {"search_dir", "find_file"}
@@ -28,6 +29,7 @@ LITERATURE_TOOLS = {"literature_search", "parse_pdf"}
 EVAL_TOOLS = {"validate", "submit"}
 ALL_TOOLS = FILE_TOOLS | SEARCH_TOOLS | MEMORY_TOOLS | LITERATURE_TOOLS | EVAL_TOOLS
 MAX_SEARCH_FILES = 100
+CWD_MARK = "__referee_cwd__="
 
 
 class ToolError(Exception):
@@ -97,20 +99,23 @@ class Environment:
         return self._shell(action)
 
     def _shell(self, action: str) -> Observation:
-        result = self.session.run(action, timeout=self.command_timeout)
-        text = result.output.rstrip("\n")
+        # The working directory is printed after the command, in the same round trip, and cut
+        # from the output: the prompt and relative paths follow `cd` without a second command.
+        wrapped = f'{action.rstrip()}\n__referee_rc=$?; printf "\\n{CWD_MARK}%s\\n" "$PWD"; (exit $__referee_rc)'
+        result = self.session.run(wrapped, timeout=self.command_timeout)
+        text = result.output
+        head, mark, tail = text.rpartition(f"\n{CWD_MARK}")
+        if mark:
+            text = head
+            cwd = tail.strip()
+            if cwd.startswith("/"):
+                self.state.working_dir = cwd
+        text = text.rstrip("\n")
         if result.timed_out:
             text += f"\n[the command was stopped after {self.command_timeout:g} seconds]"
         if result.oom:
             text += "\n[the command ran out of memory and was killed]"
-        self._refresh_working_dir()
         return Observation(text=text, kind="shell", duration=result.duration)
-
-    def _refresh_working_dir(self) -> None:
-        # The persistent shell keeps `cd`; ask it where it is so the prompt and relative paths agree.
-        result = self.session.run("pwd", timeout=10)
-        if result.exit_code == 0 and result.output.strip().startswith("/"):
-            self.state.working_dir = result.output.strip().splitlines()[-1]
 
     # -- evaluation --------------------------------------------------------------------------
     def _evaluate(self, name: str) -> Observation:
@@ -135,17 +140,18 @@ class Environment:
         return posixpath.normpath(posixpath.join(self.state.working_dir, raw))
 
     def _read(self, path: str) -> str:
-        probe = self.session.run(
-            f"test -d {shlex.quote(path)} && echo dir || (test -f {shlex.quote(path)} && echo file)"
-        )
-        kind = probe.output.strip()
-        if kind == "dir":
-            raise ToolError(
-                f"Error: {path} is a directory. You can only open files. Use cd or ls to navigate directories."
-            )
-        if kind != "file":
-            raise ToolError(f"Error: File {path} not found")
-        return self.session.get_file(path).decode("utf-8", errors="replace")
+        try:
+            data = self.session.get_file(path)
+        except SandboxError as exc:
+            message = str(exc)
+            if "Is a directory" in message:
+                raise ToolError(
+                    f"Error: {path} is a directory. You can only open files. Use cd or ls to navigate directories."
+                ) from exc
+            if "No such file" in message or "Not a directory" in message:
+                raise ToolError(f"Error: File {path} not found") from exc
+            raise ToolError(f"Error: cannot read {path}: {message}") from exc
+        return data.decode("utf-8", errors="replace")
 
     def _window(self, path: str, text: str) -> str:
         lines = text.splitlines()

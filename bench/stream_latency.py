@@ -1,0 +1,383 @@
+"""Step commit -> websocket receipt latency, append cost vs trajectory length, harness overhead.
+
+    python bench/stream_latency.py [--steps 200] [--viewers 1,50] [--long 1000]
+
+Starts its own Redis and a daphne process (the real ASGI app) on a throwaway SQLite database,
+connects N websocket viewers to one run, appends steps the way the run worker does
+(`benchmark.progress.step_append`: one INSERT, one group message) and times each step from the
+start of the append to its arrival at every viewer. In the same run it measures the cost of
+appending step ~10 vs step ~1,000 beside MLGym's way (rewriting the whole trajectory JSON after
+each step), and the harness overhead per agent step in a real sandbox (wall time minus command
+time; no model). Step contents are real MLGym steps when MLGYM_DIR points at the released data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+BASE = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(BASE))
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+def ms(value: float) -> str:
+    return f"{value * 1000:.2f} ms"
+
+
+# -- environment ----------------------------------------------------------------------------------
+def setup() -> tuple[dict[str, str], list]:
+    from config.redis_server import free_port, start_redis
+
+    var = Path(tempfile.mkdtemp(prefix="referee-bench-"))
+    port = free_port()
+    redis = start_redis(data_dir=var / "redis", port=port, persist=False)
+    env = {
+        **os.environ,
+        "REFEREE_VAR_DIR": str(var),
+        "REDIS_URL": f"redis://127.0.0.1:{port}/0",
+        "CHANNEL_PREFIX": "referee-bench",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "LOG_LEVEL": "WARNING",
+    }
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    return env, [redis]
+
+
+def start_daphne(env: dict[str, str]) -> tuple[subprocess.Popen, int]:
+    from config.redis_server import free_port, port_open
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "daphne",
+            "-v",
+            os.environ.get("BENCH_DAPHNE_VERBOSITY", "0"),
+            "-b",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "config.asgi:application",
+        ],
+        cwd=BASE,
+        env=env,
+    )
+    deadline = time.monotonic() + 30
+    while not port_open(port):
+        if time.monotonic() > deadline or proc.poll() is not None:
+            raise SystemExit("daphne did not start")
+        time.sleep(0.1)
+    return proc, port
+
+
+def sample_steps() -> list[dict[str, str]]:
+    """Real step contents (thought, action, observation) from MLGym's released trajectories, if present."""
+    from django.conf import settings
+
+    root = Path(settings.MLGYM_DIR or "/nonexistent") / "trajectories"
+    steps = []
+    for file in sorted(root.rglob("*.traj"))[:6]:
+        for raw in json.loads(file.read_text())["trajectory"]:
+            steps.append(
+                {"thought": raw.get("thought", ""), "action": raw["action"], "observation": raw.get("observation", "")}
+            )
+    if not steps:
+        steps = [{"thought": "t" * 300, "action": "python train.py\n", "observation": "loss 0.1\n" * 200}]
+    return steps
+
+
+def make_run(owner):
+    from benchmark.models import AgentConfig, Run, Task
+
+    task, _ = Task.objects.get_or_create(
+        slug="bench", version_hash="0" * 64, defaults={"kind": "mlgym", "title": "bench", "metric": "Score"}
+    )
+    agent = AgentConfig.objects.create(name="bench", kind=AgentConfig.Kind.BASELINE)
+    return Run.objects.create(task=task, agent=agent, owner=owner, status=Run.Status.RUNNING)
+
+
+# -- viewers --------------------------------------------------------------------------------------
+class WebSocketViewer:
+    """A minimal RFC 6455 client on a blocking socket (text frames, pings); one thread per viewer."""
+
+    def __init__(self, *, port: int, path: str, cookie: str) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.buffer = b""
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall(
+            (
+                f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nOrigin: http://127.0.0.1\r\n"
+                f"Cookie: {cookie}\r\n\r\n"
+            ).encode()
+        )
+        while b"\r\n\r\n" not in self.buffer:
+            self._fill()
+        head, _, self.buffer = self.buffer.partition(b"\r\n\r\n")
+        if not head.startswith(b"HTTP/1.1 101"):
+            raise SystemExit(f"websocket refused: {head[:80]!r}")
+
+    def _fill(self) -> None:
+        data = self.sock.recv(1 << 16)
+        if not data:
+            raise ConnectionError("the server closed the connection")
+        self.buffer += data
+
+    def _take(self, size: int) -> bytes:
+        while len(self.buffer) < size:
+            self._fill()
+        data, self.buffer = self.buffer[:size], self.buffer[size:]
+        return data
+
+    def send(self, data: bytes, opcode: int = 0x1) -> None:
+        mask = os.urandom(4)
+        first = 0x80 | opcode
+        header = (
+            bytes([first, 0x80 | len(data)]) if len(data) < 126 else bytes([first, 0xFE]) + struct.pack(">H", len(data))
+        )
+        self.sock.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+
+    def receive(self) -> bytes:
+        """The next text message; answers pings on the way."""
+        message, opcode = b"", 0
+        while True:
+            first, second = self._take(2)
+            size = second & 0x7F
+            if size == 126:
+                (size,) = struct.unpack(">H", self._take(2))
+            elif size == 127:
+                (size,) = struct.unpack(">Q", self._take(8))
+            payload = self._take(size)
+            kind = first & 0x0F
+            if kind == 0x9:
+                self.send(payload, opcode=0xA)
+                continue
+            if kind == 0x8:
+                raise ConnectionError(f"closed by the server: {payload[:80]!r}")
+            opcode = opcode or kind
+            message += payload
+            if first & 0x80:
+                return message
+
+
+class Viewers:
+    """N websocket viewers of one run, each in a thread, timestamping every step they receive."""
+
+    def __init__(self, *, port: int, code: str, cookie: str, count: int) -> None:
+        self.count = count
+        self.received: list[dict[int, float]] = [{} for _ in range(count)]
+        self.ready = threading.Event()
+        self.opened = 0
+        self.lock = threading.Lock()
+        self.clients = [WebSocketViewer(port=port, path=f"/ws/runs/{code}/", cookie=cookie) for _ in range(count)]
+        for slot, client in enumerate(self.clients):
+            threading.Thread(target=self._view, args=(slot, client), daemon=True).start()
+
+    def _view(self, slot: int, client: WebSocketViewer) -> None:
+        got = self.received[slot]
+        try:
+            client.send(json.dumps({"after": 0}).encode())
+            while True:
+                message = json.loads(client.receive())
+                now = time.perf_counter()
+                if message["type"] == "status":
+                    with self.lock:
+                        self.opened += 1
+                        if self.opened == self.count:
+                            self.ready.set()
+                elif message["type"] == "steps":
+                    for step in message["steps"]:
+                        got.setdefault(step["index"], now)
+        except (OSError, ConnectionError, ValueError) as exc:
+            if not getattr(client, "closing", False):
+                print(f"  ! viewer {slot} stopped: {type(exc).__name__}: {exc}", flush=True)
+
+    def wait_for(self, index: int, timeout: float = 5) -> bool:
+        """True when every viewer has the step; False after `timeout` (counted, never hidden)."""
+        deadline = time.monotonic() + timeout
+        while any(index not in got for got in self.received):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.0005)
+        return True
+
+    def close(self) -> None:
+        for client in self.clients:
+            client.closing = True
+            client.sock.close()
+
+
+# -- measurements ---------------------------------------------------------------------------------
+def latency(
+    *, port: int, owner, cookie: str, viewers: int, steps: int, contents: list[dict[str, str]]
+) -> tuple[list[float], int]:
+    from benchmark.progress import step_append
+
+    run = make_run(owner)
+    clients = Viewers(port=port, code=str(run.code), cookie=cookie, count=viewers)
+    if not clients.ready.wait(30):
+        raise SystemExit("viewers did not connect")
+    started: dict[int, float] = {}
+    for n in range(steps):
+        content = contents[n % len(contents)]
+        started[run.step_count + 1] = time.perf_counter()
+        step_append(run=run, **content)
+        clients.wait_for(run.step_count)  # one step in flight at a time, as a run produces them
+        time.sleep(0.005)
+    clients.wait_for(run.step_count)
+    clients.close()
+    late = sum(1 for got in clients.received for i in started if i not in got)
+    return [got[i] - started[i] for got in clients.received for i in started if i in got], late
+
+
+def append_cost(*, owner, contents: list[dict[str, str]], long: int, sample: int = 50) -> dict[str, float]:
+    """Median seconds per append over the first `sample` steps and over steps long..long+sample.
+
+    Referee's way and MLGym's way run one after the other (not interleaved), so that the large
+    file MLGym rewrites does not slow the database down or the other way round.
+    """
+    from benchmark.progress import step_append
+
+    total = long + sample
+    run = make_run(owner)
+    referee = []
+    for n in range(total):
+        t = time.perf_counter()
+        step_append(run=run, **contents[n % len(contents)])
+        referee.append(time.perf_counter() - t)
+    mlgym = []
+    trajectory: list[dict] = []
+    file = Path(tempfile.mkdtemp()) / "run.traj"
+    for n in range(total):
+        content = contents[n % len(contents)]
+        t = time.perf_counter()
+        # MLGym's way: append to the in-memory trajectory and rewrite the whole .traj file.
+        trajectory.append({**content, "response": content["thought"], "state": "{}", "execution_time": 0.1})
+        file.write_text(json.dumps({"environment": "mlgym_main", "trajectory": trajectory, "info": {}}, indent=2))
+        mlgym.append(time.perf_counter() - t)
+    return {
+        "referee_first": statistics.median(referee[:sample]),
+        "referee_long": statistics.median(referee[long:]),
+        "mlgym_first": statistics.median(mlgym[:sample]),
+        "mlgym_long": statistics.median(mlgym[long:]),
+    }
+
+
+def harness_overhead(*, owner, steps: int) -> tuple[list[float], list[float]] | str:
+    """Per step: wall time minus command time, for shell steps and file-viewer steps, no model."""
+    from benchmark.agent.environment import Environment
+    from benchmark.agent.loop import Decision
+    from benchmark.services import RunRecorder
+    from sandbox import SandboxSpec, backend_info, open_session
+
+    info = backend_info()
+    if not info.get("available"):
+        return f"skipped: sandbox unavailable ({info.get('detail')})"
+    run = make_run(owner)
+    recorder = RunRecorder(run=run)
+    overheads: dict[str, list[float]] = {"shell": [], "open": []}
+    with open_session(SandboxSpec(workdir="/workspace")) as session:
+        session.put_file("/workspace/train.py", b"import os\n" * 200)
+        env = Environment(session=session, evaluate=lambda split: None)
+        for n in range(steps):
+            action = "echo step" if n % 2 == 0 else "open train.py"
+            t = time.perf_counter()
+            observation = env.execute(action)
+            recorder.step(
+                decision=Decision("t\n", action), observation=observation, state=env.state.as_dict(), harness=0
+            )
+            wall = time.perf_counter() - t
+            overheads["shell" if n % 2 == 0 else "open"].append(wall - observation.duration)
+    return overheads["shell"], overheads["open"]
+
+
+def main() -> None:
+    import faulthandler
+
+    faulthandler.dump_traceback_later(int(os.environ.get("BENCH_WATCHDOG", "1800")), exit=True)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--viewers", default="1,50")
+    parser.add_argument("--long", type=int, default=1000)
+    args = parser.parse_args()
+
+    env, children = setup()
+    daphne, port = start_daphne(env)
+    try:
+        from django.conf import settings
+        from django.test import Client
+
+        from accounts.services import user_create
+
+        owner = user_create(username="bench", email="b@example.org", role="researcher", password="pw-bench-123")
+        client = Client()
+        client.force_login(owner)
+        cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+        contents = sample_steps()
+        size = statistics.mean(len(json.dumps(c)) for c in contents)
+        print(f"step contents: {len(contents)} real MLGym steps, mean {size / 1024:.1f} KiB each")
+        print(f"database: SQLite (WAL) at {settings.DATABASES['default']['NAME']}; channel layer: channels_redis")
+        print()
+        print(f"== cost of appending a step, median over steps 1-50 vs steps {args.long}")
+        cost = append_cost(owner=owner, contents=contents, long=args.long)
+        print(
+            f"  Referee (1 INSERT + 1 group message): steps 1-50 {ms(cost['referee_first'])}, "
+            f"steps {args.long}+ {ms(cost['referee_long'])}  (x{cost['referee_long'] / cost['referee_first']:.2f})"
+        )
+        print(
+            f"  MLGym (rewrite the whole .traj JSON): steps 1-50 {ms(cost['mlgym_first'])}, "
+            f"steps {args.long}+ {ms(cost['mlgym_long'])}  (x{cost['mlgym_long'] / cost['mlgym_first']:.2f})"
+        )
+        print()
+        print(f"== commit -> websocket receipt ({args.steps} steps, real daphne, channels_redis)")
+        for count in [int(v) for v in args.viewers.split(",")]:
+            values, lost = latency(
+                port=port, owner=owner, cookie=cookie, viewers=count, steps=args.steps, contents=contents
+            )
+            print(
+                f"  {count:>3} viewer(s): p50 {ms(percentile(values, 50))}  p99 {ms(percentile(values, 99))}"
+                f"  max {ms(max(values))}  ({len(values)} deliveries, {lost} missing)"
+                "   target p50 <= 20 ms, p99 <= 100 ms"
+            )
+        print()
+        print("== harness overhead per agent step (wall time minus command time; no model), real sandbox")
+        result = harness_overhead(owner=owner, steps=100)
+        if isinstance(result, str):
+            print(f"  {result}")
+        else:
+            for name, values in zip(("shell command", "file viewer (open)"), result, strict=True):
+                print(
+                    f"  {name:<20} p50 {ms(percentile(values, 50))}  p99 {ms(percentile(values, 99))}   target <= 10 ms"
+                )
+    finally:
+        daphne.terminate()
+        daphne.wait(timeout=10)
+        for child in children:
+            child.terminate()
+
+
+if __name__ == "__main__":
+    main()
