@@ -152,3 +152,23 @@ def test_it_runs_the_baseline_agent_end_to_end(researcher, redis_client):
     assert scores[Score.Kind.VALIDATE].primary is not None and scores[Score.Kind.VALIDATE].step == steps[1]
     assert run.best_submission == scores[Score.Kind.SUBMIT].primary
     assert run.best_attempt is not None and run.started_at and run.finished_at
+
+
+@pytest.mark.docker
+def test_it_replays_a_run_in_a_fresh_sandbox_and_reports_differences(researcher, redis_client):
+    from benchmark import progress
+    from benchmark.services import run_execute
+    from tests.benchmark.runs_support import agent
+
+    task = builtin_task("prisoners_dilemma")
+    original = make_run(owner=researcher, task=task, agent_config=agent("baseline"), status=Run.Status.FINISHED)
+    for action, observation in [("echo same\n", "same"), ("date +%N\n", "123"), ("submit\n", "")]:
+        progress.step_append(run=original, thought="t\n", action=action, observation=observation, publish=False)
+    replay = make_run(owner=researcher, task=task, agent_config=agent("replay"), replay_of=original)
+    run_execute(run_id=replay.pk)
+    replay.refresh_from_db()
+    assert (replay.status, replay.exit_status) == (Run.Status.FINISHED, "submitted")
+    states = [s.state["replay"] for s in replay.steps.order_by("index")]
+    assert [s["same"] for s in states] == [True, False, False]
+    assert "-123" in states[1]["diff"]
+    assert replay.params["replay"] == {"compared": 3, "differing_steps": [2, 3]}

@@ -145,3 +145,23 @@ def test_it_never_starts_a_run_cancelled_while_queued(researcher, task, redis_cl
     assert run_execute(run_id=run.pk) is None
     run.refresh_from_db()
     assert (run.status, run.exit_status, run.step_count) == (Run.Status.CANCELLED, "exit_cancelled", 0)
+
+
+def test_it_stops_a_running_run_at_the_next_step_when_cancelled(researcher, task, fake_llm, redis_client):
+    from collections import deque
+
+    run = llm_run(researcher, task, model="openai:gpt-test")
+
+    class CancelOnSecondCall(deque):
+        def popleft(self):
+            if len(fake_llm.calls) == 2:  # the researcher presses Cancel while the model thinks
+                run_cancel(run=Run.objects.get(pk=run.pk))
+            return super().popleft()
+
+    fake_llm.replies = CancelOnSecondCall()
+    for n in range(5):
+        fake_llm.openai(reply(f"step {n}", f"echo {n}"))
+    run = finish(run)
+    assert (run.status, run.exit_status) == (Run.Status.CANCELLED, "exit_cancelled")
+    assert run.steps.count() == 2  # the step in flight is kept; no further step, no autosubmission
+    assert not run.scores.exists()
