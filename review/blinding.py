@@ -1,8 +1,8 @@
 """What a reviewer may see of an item: scrubbed text, safe HTML, figures behind opaque ids.
 
 - The item's system names (backbone label, provider, model, family) are replaced by "[system]"
-  in every text shown (paper, supplementary files), before rendering, so they cannot survive
-  in link targets or alt text either.
+  in every text shown (paper, supplementary files); in the paper after rendering, so they are
+  gone from text, link targets and alt text alike.
 - Image links are rewritten to the assignment's own URL with an HMAC figure id: the stored
   path, the artifact code and the file name never reach the browser. Images that are not
   stored files of the artifact (remote URLs, missing files) are dropped, leaving their alt text.
@@ -225,7 +225,9 @@ def _render_cached(content_hash: str, content: str, files: tuple[str, ...], name
             used.append(rel)
         return _FIG.format(used.index(rel))
 
-    return render_markdown(scrub(content, names), image_url=url), tuple(used)
+    # Scrub the rendered HTML, not the source: image paths must still match the stored files, and
+    # the placeholders that replace them carry no name.
+    return scrub(render_markdown(content, image_url=url), names), tuple(used)
 
 
 RENDER_CACHE = True  # the benchmark switches this off to measure the alternative

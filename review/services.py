@@ -10,6 +10,8 @@ A collision that still happens rolls that worker's batch back and it plans again
 from __future__ import annotations
 
 import logging
+import random
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +27,7 @@ from review.models import Assignment, Campaign, CampaignItem, CampaignReviewer, 
 
 log = logging.getLogger(__name__)
 
-ASSIGN_ATTEMPTS = 8
+ASSIGN_ATTEMPTS = 12
 
 
 class ReviewLocked(Exception):
@@ -194,6 +196,8 @@ def campaign_assign(*, campaign: Campaign) -> AssignResult:
             if "locked" not in str(exc):
                 raise
             log.info("campaign %s: database busy; planning again", campaign.pk)
+        # Jittered exponential back-off so the racers stop colliding in lock-step.
+        time.sleep(min(1.0, 0.02 * 2**attempt) * random.uniform(0.5, 1.0))
     raise AssignmentError(f"could not assign after {ASSIGN_ATTEMPTS} attempts (constant contention)")
 
 

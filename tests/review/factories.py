@@ -76,11 +76,11 @@ def make_paper(
     return artifact
 
 
-def make_reviewer(name: str, expertise: list[str] | None = None):
+def make_reviewer(name: str, expertise: list[str] | None = None, password: str | None = None):
     from accounts.models import Profile
     from accounts.services import user_create
 
-    user = user_create(username=name, email=f"{name}@example.org", role=REVIEWER, password="pw-" + name)
+    user = user_create(username=name, email=f"{name}@example.org", role=REVIEWER, password=password)
     Profile.objects.update_or_create(user=user, defaults={"expertise": expertise or []})
     return user
 
