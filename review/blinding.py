@@ -212,7 +212,9 @@ _FIG = "REVIEWFIGURE{}X"
 
 
 @lru_cache(maxsize=512)
-def _render_cached(content_hash: str, content: str, files: tuple[str, ...], names: tuple[str, ...]) -> tuple[str, tuple]:
+def _render_cached(
+    content_hash: str, content: str, files: tuple[str, ...], names: tuple[str, ...]
+) -> tuple[str, tuple]:
     """Rendered HTML with figure placeholders, shared by all assignments of an item (the hot path)."""
     mapping = image_map(list(files))
     used: list[str] = []

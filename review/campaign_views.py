@@ -15,9 +15,11 @@ from review.services import (
     AssignmentError,
     assignment_reassign,
     campaign_assign,
-    campaign_create as campaign_create_service,
     campaign_progress,
     campaign_reclaim,
+)
+from review.services import (
+    campaign_create as campaign_create_service,
 )
 
 

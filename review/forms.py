@@ -154,6 +154,8 @@ class ReassignForm(forms.Form):
 
     def __init__(self, *args: Any, campaign: Campaign, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["reviewer"].queryset = get_user_model().objects.filter(
-            review_memberships__campaign=campaign, review_memberships__active=True
-        ).order_by("username")
+        self.fields["reviewer"].queryset = (
+            get_user_model()
+            .objects.filter(review_memberships__campaign=campaign, review_memberships__active=True)
+            .order_by("username")
+        )

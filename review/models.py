@@ -108,7 +108,9 @@ class CampaignReviewer(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="members")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_memberships")
     expertise = models.JSONField(default=list, blank=True, help_text="tags; defaults to the reviewer's profile")
-    max_load = models.PositiveIntegerField(null=True, blank=True, help_text="most items for this reviewer; blank = no cap")
+    max_load = models.PositiveIntegerField(
+        null=True, blank=True, help_text="most items for this reviewer; blank = no cap"
+    )
     active = models.BooleanField(default=True, help_text="inactive members get no new assignments")
 
     class Meta:

@@ -111,7 +111,9 @@ def campaign_add_reviewers(*, campaign: Campaign, reviewers: list[Any]) -> int:
     for user in reviewers:
         profile = Profile.objects.filter(user=user).first()
         _, created = CampaignReviewer.objects.get_or_create(
-            campaign=campaign, reviewer=user, defaults={"expertise": sorted(_tags(profile.expertise if profile else []))}
+            campaign=campaign,
+            reviewer=user,
+            defaults={"expertise": sorted(_tags(profile.expertise if profile else []))},
         )
         added += created
     return added
@@ -161,9 +163,7 @@ def _plan(campaign: Campaign) -> tuple[list[Assignment], dict[str, int]]:
         item_tags = _tags(item.tags)
         for n, slot in enumerate(free):
             candidates = [
-                m
-                for m in members
-                if eligible(m, item) and (m.max_load is None or load[m.reviewer_id] < m.max_load)
+                m for m in members if eligible(m, item) and (m.max_load is None or load[m.reviewer_id] < m.max_load)
             ]
             if not candidates:
                 shortfall[item.code] = len(free) - n

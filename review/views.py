@@ -119,7 +119,12 @@ def item(request: HttpRequest, code: str) -> HttpResponse:
 
 
 def _render_item(
-    request: HttpRequest, assignment: Assignment, review: Review | None, form: ReviewForm, locked: bool, status: int = 200
+    request: HttpRequest,
+    assignment: Assignment,
+    review: Review | None,
+    form: ReviewForm,
+    locked: bool,
+    status: int = 200,
 ) -> HttpResponse:
     campaign = assignment.campaign
     artifact = assignment.item.artifact
@@ -134,7 +139,9 @@ def _render_item(
             supplementary.append(
                 {
                     "label": blinding.scrub(rel, names),
-                    "url": reverse("review:supplementary", args=[assignment.code, _supp_id(assignment, sup_artifact, rel)]),
+                    "url": reverse(
+                        "review:supplementary", args=[assignment.code, _supp_id(assignment, sup_artifact, rel)]
+                    ),
                 }
             )
     fields = []
@@ -215,7 +222,10 @@ def draft(request: HttpRequest, code: str) -> JsonResponse:
         return JsonResponse({"error": "invalid draft", "fields": form.errors.get_json_data()}, status=400)
     try:
         review = review_save_draft(
-            assignment=assignment, scores=form.scores(), confidence=form.cleaned_data.get("confidence"), revision=revision
+            assignment=assignment,
+            scores=form.scores(),
+            confidence=form.cleaned_data.get("confidence"),
+            revision=revision,
         )
     except StaleRevision as exc:
         return JsonResponse({"error": "stale", "revision": exc.current}, status=409)

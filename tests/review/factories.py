@@ -55,12 +55,16 @@ def make_paper(
     n = next(_seq)
     slug = slug or f"iclr2025_task{n}"
     task, _ = Task.objects.get_or_create(
-        slug=slug, is_current=True, defaults={"version_hash": f"h{n}", "kind": Task.Kind.MLR, "title": slug, "category": category}
+        slug=slug,
+        is_current=True,
+        defaults={"version_hash": f"h{n}", "kind": Task.Kind.MLR, "title": slug, "category": category},
     )
     run = ResearchRun.objects.create(task=task, backbone=backbone, source=ResearchRun.Source.MLRBENCH, cost=cost)
     figures = figures if figures is not None else {"results/fig_loss.png": PNG}
-    content = content if content is not None else (
-        f"# A paper on {slug}\n\nWe study $x_i^2$ and $$\\sum_{{i}} a_i$$.\n\n![Loss curve](fig_loss.png)\n"
+    content = (
+        content
+        if content is not None
+        else (f"# A paper on {slug}\n\nWe study $x_i^2$ and $$\\sum_{{i}} a_i$$.\n\n![Loss curve](fig_loss.png)\n")
     )
     artifact = Artifact.objects.create(
         research_run=run, stage=Artifact.Stage.PAPER, content=content, cost=cost,

@@ -76,7 +76,9 @@ def test_it_prefers_reviewers_with_matching_expertise() -> None:
     nlp_paper = make_paper(slug="iclr2025_nlp_safety", category="nlp")
     vision = make_reviewer("vic", ["vision"])
     nlp = make_reviewer("nia", ["nlp"])
-    campaign = campaign_create(name="x", rubric=rubric, artifacts=[nlp_paper], reviewers=[vision, nlp], reviewers_per_item=1)
+    campaign = campaign_create(
+        name="x", rubric=rubric, artifacts=[nlp_paper], reviewers=[vision, nlp], reviewers_per_item=1
+    )
     campaign_assign(campaign=campaign)
     assert campaign.assignments.get().reviewer == nlp
 

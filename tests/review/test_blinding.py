@@ -41,14 +41,21 @@ def setup(reviewer):
     )
     Artifact.objects.create(research_run=paper.research_run, stage=Artifact.Stage.IDEA, content="idea by Claude")
     other = make_reviewer("olga")
-    campaign = campaign_create(name="blind", rubric=rubric, artifacts=[paper], reviewers=[reviewer, other], show_supplementary=True)
+    campaign = campaign_create(
+        name="blind", rubric=rubric, artifacts=[paper], reviewers=[reviewer, other], show_supplementary=True
+    )
     campaign_assign(campaign=campaign)
     Judgment.objects.create(
         artifact=paper, rubric=rubric, judge_model="anthropic:claude-judge", status=Judgment.Status.SUCCEEDED,
         scores={"overall": {"score": 9, "justification": "JUDGE-SECRET-VERDICT"}}, cost=0.4242,
     )  # fmt: skip
     theirs = Assignment.objects.get(reviewer=other)
-    review_save_draft(assignment=theirs, scores={"overall": {"score": 3, "justification": "OTHER-REVIEW-TEXT"}}, confidence=2, revision=1)
+    review_save_draft(
+        assignment=theirs,
+        scores={"overall": {"score": 3, "justification": "OTHER-REVIEW-TEXT"}},
+        confidence=2,
+        revision=1,
+    )
     mine = Assignment.objects.get(reviewer=reviewer)
     return {"paper": paper, "mine": mine, "theirs": theirs}
 
@@ -130,7 +137,9 @@ def test_it_keeps_the_queue_and_the_autosave_reply_blind(client_for, reviewer, s
 
 
 def test_it_does_not_show_another_reviewers_submitted_review(client_for, reviewer, setup) -> None:
-    Review.objects.filter(assignment=setup["theirs"]).update(status=Review.Status.SUBMITTED, submitted_at="2026-01-01T00:00Z")
+    Review.objects.filter(assignment=setup["theirs"]).update(
+        status=Review.Status.SUBMITTED, submitted_at="2026-01-01T00:00Z"
+    )
     html = client_for(reviewer).get(reverse("review:item", args=[setup["mine"].code])).content.decode()
     assert "OTHER-REVIEW" not in html
 

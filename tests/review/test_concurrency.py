@@ -37,7 +37,9 @@ def _check_invariants(rows: list[tuple[int, int, int, str]], k: int, n_items: in
 def test_it_never_double_assigns_when_threads_assign_at_once() -> None:
     papers = [make_paper() for _ in range(12)]
     reviewers = [make_reviewer(f"t{i}") for i in range(5)]
-    campaign = campaign_create(name="race", rubric=make_rubric(), artifacts=papers, reviewers=reviewers, reviewers_per_item=2)
+    campaign = campaign_create(
+        name="race", rubric=make_rubric(), artifacts=papers, reviewers=reviewers, reviewers_per_item=2
+    )
     barrier = threading.Barrier(4)
     results, errors = [], []
 

@@ -16,7 +16,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def assignment(reviewer) -> Assignment:
-    campaign = campaign_create(name="c", rubric=make_rubric(), artifacts=[make_paper()], reviewers=[reviewer], reviewers_per_item=1)
+    campaign = campaign_create(
+        name="c", rubric=make_rubric(), artifacts=[make_paper()], reviewers=[reviewer], reviewers_per_item=1
+    )
     campaign_assign(campaign=campaign)
     return Assignment.objects.get(reviewer=reviewer)
 
@@ -101,7 +103,9 @@ def test_it_submits_and_then_locks_the_review(client_for, reviewer, assignment) 
 
 def test_it_saves_a_draft_without_javascript(client_for, reviewer, assignment) -> None:
     c = client_for(reviewer)
-    r = c.post(reverse("review:item", args=[assignment.code]), {"action": "draft", "score_clarity": "4", "just_clarity": "ok"})
+    r = c.post(
+        reverse("review:item", args=[assignment.code]), {"action": "draft", "score_clarity": "4", "just_clarity": "ok"}
+    )
     assert r.status_code == 302
     assert Review.objects.get().scores["clarity"] == {"score": 4, "justification": "ok"}
 
