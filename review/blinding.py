@@ -25,6 +25,8 @@ import nh3
 from django.conf import settings
 from markdown_it import MarkdownIt
 
+from benchmark.models import Artifact
+
 SCRUBBED = "[system]"
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp"}
 TEXT_EXTENSIONS = {".py", ".md", ".txt", ".json", ".yaml", ".yml", ".sh", ".cfg", ".toml", ".csv", ".log", ".ipynb"}
@@ -202,6 +204,10 @@ def item_system_names(item) -> list[str]:  # item: review.models.CampaignItem
     for key, value in (run.settings or {}).items():
         if "model" in key.lower() and isinstance(value, str):
             labels.append(value)
+    # The experiment stage names its coding agent (e.g. "Claude Code" in the released runs).
+    experiment = Artifact.objects.filter(research_run_id=run.pk, stage=Artifact.Stage.EXPERIMENT).only("data").first()
+    if experiment and isinstance((experiment.data or {}).get("agent"), str):
+        labels.append(experiment.data["agent"])
     if artifact.experiment_run_id:
         agent = artifact.experiment_run.agent
         labels += [agent.model, agent.name, artifact.experiment_run.method]

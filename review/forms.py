@@ -51,8 +51,16 @@ class ReviewForm(forms.Form):
                 widget=forms.Textarea(attrs={"rows": 3}),
                 strip=not partial,  # drafts keep exactly what was typed
             )
+        # The rubric's own confidence anchors when it has them (the end-to-end rubric does).
+        confidence = next((d for d in rubric.dimensions if d.get("kind") == "confidence"), None)
+        choices = CONFIDENCE_CHOICES
+        if confidence and confidence.get("anchors"):
+            anchors = confidence["anchors"]
+            choices = [("", "choose")] + [
+                (str(v), f"{v} - {anchors.get(str(v), '')}".rstrip(" -")) for v in range(1, 6)
+            ]
         self.fields["confidence"] = forms.TypedChoiceField(
-            choices=CONFIDENCE_CHOICES, coerce=int, empty_value=None, required=not partial
+            choices=choices, coerce=int, empty_value=None, required=not partial
         )
 
     def clean(self) -> dict[str, Any]:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import mimetypes
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.template import TemplateDoesNotExist
+from django.template.loader import get_template
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -35,6 +38,16 @@ from review.models import Assignment, Campaign, Review
 from review.services import ReviewLocked, StaleRevision, review_save_draft, review_submit
 
 MAX_DRAFT_BYTES = 200_000
+
+
+@lru_cache(maxsize=1)
+def _shared_markdown_partial() -> bool:
+    """The project's markdown partial (vendored KaTeX) when present; else math shows as TeX source."""
+    try:
+        get_template("partials/markdown.html")
+    except TemplateDoesNotExist:
+        return False
+    return True
 
 
 def _my_assignment(request: HttpRequest, code: str) -> Assignment:
@@ -162,6 +175,7 @@ def _render_item(
         "campaign": campaign,
         "instructions": campaign.rubric.instructions,
         "paper_html": paper_html,
+        "shared_markdown": _shared_markdown_partial(),
         "supplementary": supplementary,
         "form": form,
         "fields": fields,
