@@ -156,3 +156,19 @@ def test_it_never_reclaims_when_the_campaign_says_never() -> None:
     campaign_assign(campaign=campaign)
     Assignment.objects.update(last_activity=timezone.now() - timedelta(days=365))
     assert campaign_reclaim(campaign=campaign) == []
+
+
+def test_it_reclaims_and_refills_from_the_sweeper_command() -> None:
+    import io
+
+    from django.core.management import call_command
+
+    campaign = _campaign(n_items=1, n_reviewers=2, k=1, reclaim_after_hours=1)
+    campaign_assign(campaign=campaign)
+    first = campaign.assignments.get()
+    Assignment.objects.update(last_activity=timezone.now() - timedelta(hours=2))
+    out = io.StringIO()
+    call_command("reclaim_assignments", stdout=out)
+    assert f"{campaign.name}: 1 reclaimed, 1 reassigned" in out.getvalue()
+    live = campaign.assignments.get(status=Assignment.Status.ASSIGNED)
+    assert live.reviewer != first.reviewer
