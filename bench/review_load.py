@@ -194,6 +194,8 @@ def reviewer_loop(
 ) -> None:
     client = Client(port, info["session"])
     rng = random.Random(info["session"])
+    # Reviewers arrive at different moments (as people do), not in one synchronised burst.
+    time.sleep(rng.uniform(0, think * saves))
     for code in info["codes"]:
         status, _ = client.request("GET", f"/review/a/{code}/")
         if status != 200:

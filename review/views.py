@@ -158,14 +158,19 @@ def _render_item(
     fields = []
     for dim in form.dimensions:
         key = dim["key"]
+        current = form[f"score_{key}"].value()
         fields.append(
             {
                 "dim": dim,
                 "anchors": sorted((dim.get("anchors") or {}).items(), key=lambda kv: kv[0], reverse=True),
                 "score": form[f"score_{key}"],
                 "just": form[f"just_{key}"],
-                "choices": list(range(int(dim.get("min", 1)), int(dim.get("max", 10)) + 1)),
-                "current": form[f"score_{key}"].value(),
+                # (value, checked) pairs built here: the template loop stays free of filters (hot path).
+                "options": [
+                    (v, str(v) == str(current)) for v in range(int(dim.get("min", 1)), int(dim.get("max", 10)) + 1)
+                ],
+                "low": dim.get("min", 1),
+                "high": dim.get("max", 10),
             }
         )
     context = {
