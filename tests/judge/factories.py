@@ -24,7 +24,9 @@ def make_task(slug: str = "iclr2025_toy") -> Task:
     )
 
 
-def make_research_run(*, owner: Any = None, task: Task | None = None, backbone: str = "claude", **extra: Any) -> ResearchRun:
+def make_research_run(
+    *, owner: Any = None, task: Task | None = None, backbone: str = "claude", **extra: Any
+) -> ResearchRun:
     return ResearchRun.objects.create(
         task=task or make_task(), owner=owner, backbone=backbone, status=ResearchRun.Status.FINISHED, **extra
     )
@@ -57,7 +59,9 @@ def valid_reply(rubric: Rubric, score: int = 7, **overrides: int) -> str:
     return json.dumps(body)
 
 
-def make_judgment(artifact: Artifact, rubric: Rubric, judge_model: str, scores: dict[str, int] | None, **extra: Any) -> Judgment:
+def make_judgment(
+    artifact: Artifact, rubric: Rubric, judge_model: str, scores: dict[str, int] | None, **extra: Any
+) -> Judgment:
     """A finished judgment: succeeded with these scores, or failed when scores is None."""
     if scores is None:
         return Judgment.objects.create(

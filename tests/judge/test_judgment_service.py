@@ -121,7 +121,7 @@ def test_it_refuses_a_rubric_that_does_not_fit_the_artifact_or_a_bad_model(paper
 
 
 def test_it_stores_hallucination_findings(paper, fake_llm):
-    audit = rubric("hallucination")
+    rubric("hallucination")
     reply = {
         "findings": [{"type": "incorrect_citation", "evidence": "Smith 2031 does not exist", "location": "ref 4"}],
         "integrity": {"score": 6, "justification": "one fake reference"},

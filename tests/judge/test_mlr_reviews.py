@@ -54,7 +54,11 @@ def test_it_imports_the_60_released_reviews_once():
     assert Judgment.objects.filter(source="mlrbench", status="succeeded").count() == 60
     assert set(Judgment.objects.values_list("judge_model", flat=True)) == {CLAUDE_JUDGE, GEMINI_JUDGE}
     judgment = Judgment.objects.get(artifact=papers[("iclr2025_bi_align", "claude")], judge_model=CLAUDE_JUDGE)
-    released = json.loads((SHARED / "agent_reviews/subset_reviews_claude-3-7-sonnet-20250219/iclr2025_bi_align/review_claude.json").read_text())
+    released = json.loads(
+        (
+            SHARED / "agent_reviews/subset_reviews_claude-3-7-sonnet-20250219/iclr2025_bi_align/review_claude.json"
+        ).read_text()
+    )
     assert judgment.rubric.stage == "end2end" and judgment.rubric.version == 1
     assert judgment.score_of("novelty") == released["Novelty"]["score"]
     assert judgment.score_of("confidence") == released["Confidence"]

@@ -54,7 +54,7 @@ def test_it_keeps_latex_backslashes_and_real_escapes(raw, expected):
 
 
 def test_it_reads_smart_quotes_used_as_json_quotes():
-    text = "{\u201cj\u201d: \u201cthe paper says \u201cnovel\u201d and \"new\"\u201d, \u201cn\u201d: 3}"
+    text = '{\u201cj\u201d: \u201cthe paper says \u201cnovel\u201d and "new"\u201d, \u201cn\u201d: 3}'
     data, repairs = extract_json(text)
     assert data == {"j": 'the paper says \u201cnovel\u201d and "new"', "n": 3}
     assert repairs == ["replaced 3 smart-quoted string delimiter(s)"]
@@ -89,7 +89,10 @@ def test_it_accepts_a_bare_confidence_and_overall_strengths_as_mlrbench_wrote_th
     [
         ({"novelty": {"score": 11, "justification": "x"}}, "novelty.score: Input should be less than or equal to 10"),
         ({"novelty": {"score": 0, "justification": "x"}}, "novelty.score: Input should be greater than or equal to 1"),
-        ({"novelty": {"score": 7.5, "justification": "x"}}, "novelty.score: Value error, must be an integer from 1 to 10"),
+        (
+            {"novelty": {"score": 7.5, "justification": "x"}},
+            "novelty.score: Value error, must be an integer from 1 to 10",
+        ),
         ({"novelty": {"score": "seven", "justification": "x"}}, "novelty.score: Input should be a valid integer"),
         ({"novelty": {"score": True, "justification": "x"}}, "novelty.score: Value error, must be an integer"),
         ({"novelty": {"justification": "x"}}, "novelty.score: is missing"),
@@ -119,7 +122,10 @@ def test_it_rejects_a_missing_dimension():
         ("", "the reply is empty"),
         ("I cannot review this paper.", "no JSON object in the reply"),
         ('{"novelty": {"score": 7, "justification": "cut off', "the JSON object is not closed"),
-        ('{"novelty": {"score": 7 "justification": "x"}}', "invalid JSON at line 1, column 25: Expecting ',' delimiter"),
+        (
+            '{"novelty": {"score": 7 "justification": "x"}}',
+            "invalid JSON at line 1, column 25: Expecting ',' delimiter",
+        ),
         ("{'novelty': 7}", "invalid JSON at line 1, column 2: Expecting property name enclosed in double quotes"),
     ],
 )
