@@ -42,6 +42,12 @@ _LATEX_AFTER_NTR = re.compile(
     r"(?:theta|tau|times|text\w*|tilde|top|to|triangle|nabla|nu|neq|ne|not|neg|rho|right\w*|rangle|rceil|rfloor)(?![A-Za-z])"
 )
 _OPEN_QUOTES = "\u201c\u201d\u201e\u201f"  # smart double quotes used in place of "
+_NEXT_TOKEN = re.compile(r"\s*(.?)", re.DOTALL)
+
+
+def _next_char(text: str, pos: int) -> str:
+    """The first non-space character at or after pos ('' at the end), without copying the rest."""
+    return _NEXT_TOKEN.match(text, pos).group(1)
 
 
 def _outer_object(text: str) -> tuple[str, bool]:
@@ -97,8 +103,7 @@ def _repair(text: str, repairs: list[str]) -> str:
                 counts["smart"] += smart
                 out.append('"')
             elif ch == ",":
-                rest = text[i + 1 :].lstrip()
-                if rest[:1] in ("}", "]"):
+                if _next_char(text, i + 1) in ("}", "]"):
                     counts["comma"] += 1
                 else:
                     out.append(ch)
@@ -109,7 +114,7 @@ def _repair(text: str, repairs: list[str]) -> str:
         # inside a string
         if ch == "\\":
             nxt = text[i + 1] if i + 1 < n else ""
-            if _is_latex(nxt, text[i + 2 :]):
+            if _is_latex(nxt, text[i + 2 : i + 24]):  # a LaTeX command name is short
                 out.append("\\\\")
                 counts["latex"] += 1
                 i += 1
@@ -118,8 +123,7 @@ def _repair(text: str, repairs: list[str]) -> str:
             i += 2
             continue
         if smart and ch in _OPEN_QUOTES:
-            rest = text[i + 1 :].lstrip()
-            if rest[:1] in (":", ",", "}", "]", ""):
+            if _next_char(text, i + 1) in (":", ",", "}", "]", ""):
                 in_string = False
                 out.append('"')
                 i += 1

@@ -20,10 +20,11 @@ from benchmark.models import Artifact
 from judge.models import Rubric
 from judge.rubrics import SUPPLEMENTARY_STAGES
 
-CODE_SUFFIXES = (".py", ".sh", ".ipynb", ".yaml", ".yml", ".toml", ".cfg", ".txt", ".r", ".jl", ".cpp", ".c", ".h")
+CODE_SUFFIXES = (".py", ".sh", ".ipynb", ".yaml", ".yml", ".toml", ".cfg", ".r", ".jl", ".cpp", ".c", ".h")
 TRACE_NAMES = ("claude_output.json", "trace.json", "trace.jsonl", "log.txt")
 CODE_BUDGET = 40_000  # characters of code shown; the rest is cut with a note (judges have finite context)
-TRACE_BUDGET = 40_000
+TRACE_BUDGET = 80_000  # the agent's trace holds the code it wrote (tool inputs) and what the runs printed
+BLOCK_BUDGET = 4_000  # one message block of a trace (a long file read or listing is cut in the middle)
 MATERIAL_BUDGET = 12_000  # each earlier-stage input (idea, proposal, results) shown for consistency
 
 # The earlier artifacts a stage's consistency is judged against.
@@ -74,16 +75,40 @@ def _read(artifact: Artifact, relative: str) -> str | None:
     return path.read_text(encoding="utf-8", errors="replace")
 
 
+def _block_text(block: Any) -> str:
+    """One content block of a chat trace (Anthropic shape: text, tool_use, tool_result) as text."""
+    if isinstance(block, str):
+        return block
+    if not isinstance(block, dict):
+        return json.dumps(block, ensure_ascii=False)
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "tool_use":  # the code the agent wrote is in here (Write/Edit inputs): keep it readable
+        return f"<tool_use {block.get('name')}> {json.dumps(block.get('input'), ensure_ascii=False, indent=1)}"
+    if "content" in block:
+        return _content_text(block["content"])
+    return json.dumps(block, ensure_ascii=False)
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, list):
+        return "\n".join(_clip(_block_text(b), BLOCK_BUDGET) for b in content)
+    return _clip(_block_text(content), BLOCK_BUDGET)
+
+
 def _trace_text(value: Any) -> str:
-    """A trace stored as JSON (a list of messages) or text, as readable text."""
+    """A trace stored as JSON (a list of chat messages, or a summary object) or text, as readable text."""
     if isinstance(value, str):
         return value
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, indent=1)
     lines = []
     for item in value if isinstance(value, list) else [value]:
         if isinstance(item, dict):
             role = item.get("role") or item.get("type") or "item"
-            content = item.get("content", item)
-            lines.append(f"[{role}] {content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)}")
+            body = item.get("content", item.get("result", ""))
+            lines.append(f"[{role}] {_content_text(body)}")
         else:
             lines.append(str(item))
     return "\n".join(lines)
@@ -103,6 +128,11 @@ def supplementary(artifact: Artifact) -> tuple[str, str]:
         name = Path(relative).name.lower()
         if name in TRACE_NAMES:
             text = _read(experiment, relative)
+            if text is not None and name.endswith(".json"):
+                try:
+                    text = _trace_text(json.loads(text))
+                except ValueError:
+                    pass  # shown as stored
             if text is not None:
                 trace_parts.append(f"--- {relative} ---\n{text}")
         elif name.endswith(CODE_SUFFIXES):
@@ -110,8 +140,8 @@ def supplementary(artifact: Artifact) -> tuple[str, str]:
             if text is not None:
                 code_parts.append(f"--- {relative} ---\n{text}")
     data = experiment.data or {}
-    if data.get("trace"):
-        trace_parts.append(_trace_text(data["trace"]))
+    if data.get("trace"):  # a summary (released runs) or the trace itself: either way, first
+        trace_parts.insert(0, f"--- trace summary ---\n{_clip(_trace_text(data['trace']), TRACE_BUDGET // 4)}")
     elif experiment.experiment_run_id:
         steps = experiment.experiment_run.steps.order_by("index").values_list(
             "index", "thought", "action", "observation"
