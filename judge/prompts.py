@@ -202,7 +202,10 @@ def prompt_render(*, artifact: Artifact, rubric: Rubric, with_supplementary: boo
     if rubric.stage in SUPPLEMENTARY_STAGES:
         if with_supplementary:
             code, trace = supplementary(artifact)
-            sections.append(f"# Code of the experiment\n\n{code or '(no code was kept for this run)'}")
+            no_code = "(no code files were kept for this run" + (
+                "; the trace below shows what the agent wrote and ran)" if trace else ")"
+            )
+            sections.append(f"# Code of the experiment\n\n{code or no_code}")
             sections.append(f"# Execution trace of the experiment\n\n{trace or '(no trace was kept for this run)'}")
         else:
             sections.append(
