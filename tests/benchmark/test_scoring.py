@@ -18,6 +18,7 @@ from benchmark.scoring import (
     method_task_score,
     performance_ratios,
     run_score,
+    t_critical,
     tau_max_from,
 )
 
@@ -90,7 +91,15 @@ def test_it_takes_the_best_run_and_a_mean_with_a_confidence_interval_per_method_
     # t(0.975, df=2) = 4.3027; sd = 1; half-width = 4.3027 / sqrt(3)
     assert score.ci_attempt == pytest.approx(4.3027 / math.sqrt(3), rel=1e-4)
     assert mean_ci([5.0]) == (5.0, None)
+    assert mean_ci([1.0, 2.0, 3.0], confidence=0.9)[1] == pytest.approx(2.919986 / math.sqrt(3), rel=1e-5)
     assert mean_ci([]) == (None, None)
+
+
+def test_it_uses_exact_student_t_critical_values():
+    from scipy import stats
+
+    for df in range(1, 41):
+        assert t_critical(df) == pytest.approx(float(stats.t.ppf(0.975, df)), abs=1e-6)
 
 
 def test_it_computes_ratios_for_a_minimised_metric_and_penalises_infeasible_methods():
