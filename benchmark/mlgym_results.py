@@ -10,6 +10,7 @@ benchmark all use this module.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -283,3 +284,103 @@ def aup_report(board: Leaderboard, *, results_dir: str) -> dict[str, Any]:
         "aup": {m: {s.value: board.results[s].aup[m] for s in Scoring} for m in board.methods},
         "issues": [str(i) for i in board.issues],
     }
+
+
+# MLGym's action families (its analysis plots Edit, View, Validate, Submit, Search, Python, Bash).
+ACTION_FAMILIES: dict[str, str] = {
+    "edit": "edit",
+    "insert": "edit",
+    "create": "edit",
+    "append": "edit",
+    "open": "view",
+    "goto": "view",
+    "scroll_up": "view",
+    "scroll_down": "view",
+    "validate": "validate",
+    "submit": "submit",
+    "search_dir": "search",
+    "search_file": "search",
+    "find_file": "search",
+    "literature_search": "search",
+    "parse_pdf_url": "search",
+    "python": "python",
+    "python3": "python",
+    "torchrun": "python",
+    "accelerate": "python",
+}
+ACTION_ORDER = ("edit", "view", "validate", "submit", "search", "python", "bash")
+
+
+def action_family(action: str) -> str:
+    """The family of one agent action; anything unrecognised is a shell command."""
+    words = action.strip().split(maxsplit=1)
+    return ACTION_FAMILIES.get(words[0], "bash") if words else "bash"
+
+
+@dataclass
+class TrajectorySummary:
+    path: Path
+    exit_status: str
+    steps: int
+    actions: Counter[str]
+    cost: float | None
+    tokens_sent: int | None
+    tokens_received: int | None
+    api_calls: int | None
+
+
+def read_trajectory(path: Path) -> tuple[TrajectorySummary | None, list[Issue]]:
+    """Exit status, action families, cost and tokens of one `<task>.traj` file."""
+    data, issue = _load_json(path)
+    if issue:
+        return None, [issue]
+    issues: list[Issue] = []
+    if not isinstance(data, dict):
+        return None, [Issue(str(path), "traj", "expected an object")]
+    steps = data.get("trajectory") if isinstance(data.get("trajectory"), list) else []
+    if "trajectory" not in data:
+        issues.append(Issue(str(path), "trajectory", "missing"))
+    info = data.get("info") if isinstance(data.get("info"), dict) else {}
+    stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
+
+    def number(key: str) -> float | None:
+        value = stats.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+            return value
+        issues.append(Issue(str(path), f"model_stats.{key}", "missing or not a number"))
+        return None
+
+    actions: Counter[str] = Counter(action_family(step.get("action", "")) for step in steps if isinstance(step, dict))
+    exit_status = info.get("exit_status") or "unknown"
+    cost, sent, received, calls = (
+        number("total_cost"),
+        number("tokens_sent"),
+        number("tokens_received"),
+        number("api_calls"),
+    )
+    return (
+        TrajectorySummary(
+            path=path,
+            exit_status=str(exit_status),
+            steps=len(steps),
+            actions=actions,
+            cost=cost,
+            tokens_sent=int(sent) if sent is not None else None,
+            tokens_received=int(received) if received is not None else None,
+            api_calls=int(calls) if calls is not None else None,
+        ),
+        issues,
+    )
+
+
+def read_trajectories(results: ResultsSet) -> tuple[dict[str, TrajectorySummary], list[Issue]]:
+    """The `.traj` next to each run's results.json, by run folder name (only some runs have one)."""
+    found: dict[str, TrajectorySummary] = {}
+    issues: list[Issue] = []
+    for run in results.runs:
+        for path in sorted(run.path.parent.glob("*.traj")):
+            summary, problems = read_trajectory(path)
+            issues.extend(problems)
+            if summary is not None:
+                found[run.folder.name] = summary
+    return found, issues
