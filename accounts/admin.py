@@ -1,0 +1,9 @@
+from django.contrib import admin
+
+from accounts.models import Profile
+
+
+@admin.register(Profile)
+class ProfileAdmin(admin.ModelAdmin):
+    list_display = ("user", "expertise", "invited_at")
+    search_fields = ("user__username", "user__email")

@@ -1,0 +1,12 @@
+from django.http import HttpRequest
+
+from accounts.roles import is_admin, is_researcher, is_reviewer
+
+
+def roles(request: HttpRequest) -> dict[str, bool]:
+    user = request.user
+    return {
+        "user_is_admin": is_admin(user),
+        "user_is_researcher": is_researcher(user),
+        "user_is_reviewer": is_reviewer(user) and not is_researcher(user),
+    }

@@ -1,0 +1,10 @@
+from django.urls import path
+
+from benchmark import views
+
+app_name = "benchmark"
+
+urlpatterns = [
+    path("runs/", views.run_list, name="run_list"),
+    path("tasks/", views.task_list, name="task_list"),
+]

@@ -1,0 +1,97 @@
+"""Shared fixtures: named personas, logged-in clients, Redis and Docker availability."""
+
+from __future__ import annotations
+
+import pytest
+import redis as redis_lib
+from django.conf import settings
+from django.test import Client
+
+from accounts.roles import ADMIN, RESEARCHER, REVIEWER
+
+
+def _make_user(username: str, role: str, **extra):
+    from accounts.services import user_create
+
+    return user_create(
+        username=username, email=f"{username}@example.org", role=role, password="pw-" + username, **extra
+    )
+
+
+@pytest.fixture
+def admin_user(db):
+    return _make_user("ada_admin", ADMIN)
+
+
+@pytest.fixture
+def researcher(db):
+    return _make_user("rita_researcher", RESEARCHER)
+
+
+@pytest.fixture
+def other_researcher(db):
+    return _make_user("oscar_researcher", RESEARCHER)
+
+
+@pytest.fixture
+def reviewer(db):
+    return _make_user("remy_reviewer", REVIEWER)
+
+
+@pytest.fixture
+def other_reviewer(db):
+    return _make_user("vera_reviewer", REVIEWER)
+
+
+@pytest.fixture
+def client_for(db):
+    """client_for(user) -> a Client logged in as user; client_for(None) -> anonymous."""
+
+    def make(user) -> Client:
+        client = Client()
+        if user is not None:
+            client.force_login(user)
+        return client
+
+    return make
+
+
+@pytest.fixture
+def redis_client():
+    """The real Redis server of this test session, flushed before each test that asks for it."""
+    client = redis_lib.Redis.from_url(settings.REDIS_URL)
+    client.flushdb()
+    yield client
+    client.close()
+
+
+def _docker_reachable() -> tuple[bool, str]:
+    try:
+        from sandbox import docker as sandbox_docker  # the only importer of the docker SDK
+    except Exception as exc:  # the sandbox layer itself is missing or broken
+        return False, f"sandbox docker backend not importable: {exc}"
+    probe = getattr(sandbox_docker, "engine_available", None)
+    if probe is None:
+        return False, "sandbox.docker has no engine_available()"
+    ok, detail = probe()
+    return ok, detail
+
+
+@pytest.fixture(scope="session")
+def docker_available() -> None:
+    ok, detail = _docker_reachable()
+    if not ok:
+        pytest.skip(f"no Docker engine reachable: {detail}")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Tests marked `docker` skip, with the reason, where no engine is reachable."""
+    docker_items = [item for item in items if item.get_closest_marker("docker")]
+    if not docker_items:
+        return
+    ok, detail = _docker_reachable()
+    if ok:
+        return
+    skip = pytest.mark.skip(reason=f"no Docker engine reachable: {detail}")
+    for item in docker_items:
+        item.add_marker(skip)
