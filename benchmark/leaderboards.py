@@ -27,7 +27,16 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.roles import ADMIN, RESEARCHER, is_admin, role_required
 from benchmark.mlgym_results import ACTION_ORDER, action_family, baseline_cell
 from benchmark.models import Leaderboard, Run, RunGroup, Step
-from benchmark.scoring import BASELINE, Direction, RunScore, Scoring, leaderboard, method_task_score
+from benchmark.scoring import (
+    BASELINE,
+    Direction,
+    Issue,
+    RunScore,
+    Scoring,
+    clean_value,
+    leaderboard,
+    method_task_score,
+)
 from benchmark.scoring import Leaderboard as Board
 
 SCORING_LABELS = {Scoring.BEST_ATTEMPT: "Best attempt", Scoring.BEST_SUBMISSION: "Best submission"}
@@ -303,6 +312,23 @@ def _run_link(code: Any) -> str | None:
         return None
 
 
+def _stored_run_score(row: Mapping[str, Any], baseline: float | None, issues: list[Issue]) -> RunScore:
+    """A run's stored best attempt / submission, checked like file scores (None, NaN, absurd)."""
+    source = f"run {row['code']} ({row['method'] or row['agent__name']}, {row['task__slug']})"
+    if row["best_attempt"] is None:
+        issues.append(Issue(source, "best_attempt", "no score (the run never validated or submitted)"))
+        return RunScore(None, None, 0)
+    values = []
+    for name in ("best_attempt", "best_submission"):
+        value, issue = (
+            (None, None) if row[name] is None else clean_value(row[name], source=source, metric=name, baseline=baseline)
+        )
+        if issue:
+            issues.append(issue)
+        values.append(value)
+    return RunScore(values[0], values[1], 0)
+
+
 def runs_leaderboard(
     runs: QuerySet[Run], *, methods: Sequence[str] | None = None
 ) -> tuple[Board, Analysis, list[dict[str, Any]]]:
@@ -329,6 +355,7 @@ def runs_leaderboard(
     directions: dict[str, Direction] = {}
     baselines: dict[str, float | None] = {}
     analysis = Analysis()
+    issues: list[Issue] = []
     run_rows = []
     for row in rows:
         method, task = row["method"] or row["agent__name"], row["task__slug"]
@@ -336,7 +363,7 @@ def runs_leaderboard(
         if task not in baselines or baselines[task] is None:
             raw = (row["task__baseline_scores"] or {}).get(row["task__metric"])
             baselines[task] = raw if isinstance(raw, int | float) and math.isfinite(raw) else None
-        by_cell[(method, task)].append(RunScore(row["best_attempt"], row["best_submission"], 0))
+        by_cell[(method, task)].append(_stored_run_score(row, baselines.get(task), issues))
         params = row["params"] or {}
         if row["source"] == Run.Source.REFEREE or params.get("cost_recorded"):
             analysis.costs.setdefault(method, []).append(row["cost"])
@@ -375,6 +402,7 @@ def runs_leaderboard(
         directions=directions,
         baselines=baselines,
     )
+    board.issues[:0] = issues
     return board, analysis, run_rows
 
 
