@@ -159,8 +159,8 @@ def profile_figure(board: Board) -> dict[str, Any]:
             "xaxis2": {"title": {"text": "log10 tau (best submission)"}, "range": [0, tau_max]},
             "yaxis": {"title": {"text": "share of tasks within tau"}, "range": [0, 1.02]},
             "yaxis2": {"range": [0, 1.02]},
-            "margin": {"t": 30},
-            "legend": {"orientation": "h"},
+            "margin": {"t": 20, "b": 150},
+            "legend": {"orientation": "h", "y": -0.3},
         },
     }
 
@@ -185,7 +185,14 @@ def aup_cost_figure(board: Board, costs: Mapping[str, Sequence[float]]) -> dict[
             }
         ],
         "layout": {
-            "xaxis": {"title": {"text": "mean API cost per run (USD)"}},
+            "xaxis": {
+                "title": {"text": "mean API cost per run (USD)"},
+                # room for the labels of the cheapest and dearest methods
+                "range": [
+                    -0.3 * max((p[1] for p in points), default=1.0),
+                    1.3 * max((p[1] for p in points), default=1.0),
+                ],
+            },
             "yaxis": {"title": {"text": "best-attempt AUP"}},
             "margin": {"t": 30},
         },
@@ -214,8 +221,8 @@ def stacked_bar_figure(
         "layout": {
             "barmode": "stack",
             "yaxis": {"title": {"text": "share of actions" if share else "runs"}},
-            "title": {"text": title},
-            "margin": {"t": 40},
+            "meta": {"title": title},
+            "margin": {"t": 20},
         },
     }
 
