@@ -109,7 +109,9 @@ def leaderboard_csv(data: Mapping[str, Any]) -> str:
     for method in data["methods"]:
         aup = data["aup"][method]
         for task in data["tasks"]:
-            cell = {"method": method, "task": task, **data["scores"][task][method]}
+            # Names come from users: keep spreadsheets from reading them as formulas.
+            safe = [f"'{n}" if n[:1] in ("=", "+", "-", "@") else n for n in (method, task)]
+            cell = {**data["scores"][task][method], "method": safe[0], "task": safe[1]}
             row = ["" if cell.get(c) is None else cell[c] for c in CSV_COLUMNS]
             writer.writerow(
                 [
