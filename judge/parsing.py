@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
@@ -42,6 +43,9 @@ _LATEX_AFTER_NTR = re.compile(
     r"(?:theta|tau|times|text\w*|tilde|top|to|triangle|nabla|nu|neq|ne|not|neg|rho|right\w*|rangle|rceil|rfloor)(?![A-Za-z])"
 )
 _OPEN_QUOTES = "\u201c\u201d\u201e\u201f"  # smart double quotes used in place of "
+# A backslash that json.loads would accept but that is LaTeX ("\\frac", "\\beta", "\\theta"): take the slow path.
+_MAYBE_LATEX = re.compile(r"\\(?:[fb][A-Za-z]|(?=[ntr])" + _LATEX_AFTER_NTR.pattern + ")")
+_DECODER = json.JSONDecoder(strict=False)  # raw line breaks inside strings are fine
 _NEXT_TOKEN = re.compile(r"\s*(.?)", re.DOTALL)
 
 
@@ -160,6 +164,17 @@ def extract_json(text: str) -> tuple[dict[str, Any], list[str]]:
     if fence and "{" in fence.group(1):
         body = fence.group(1)
         repairs.append("removed a code fence")
+    start = body.find("{")
+    if start >= 0 and not _MAYBE_LATEX.search(body):  # fast path: well-formed JSON needs no character-by-character pass
+        try:
+            data, end = _DECODER.raw_decode(body, start)
+        except json.JSONDecodeError:
+            pass
+        else:
+            if isinstance(data, dict):
+                if (body[:start].strip() or body[end:].strip()) and not fence:
+                    repairs.append("removed prose around the JSON object")
+                return data, repairs
     body, surrounded = _outer_object(body)
     if surrounded and not fence:
         repairs.append("removed prose around the JSON object")
@@ -215,9 +230,14 @@ def _normal(name: str) -> str:
 
 
 def reply_schema(rubric: Rubric) -> type[BaseModel]:
-    """A pydantic model of a valid reply to this rubric version (built per call; rubrics are small)."""
+    """A pydantic model of a valid reply to this rubric version (built once per distinct set of dimensions)."""
+    return _schema_for(f"Reply_{rubric.stage}_v{rubric.version}", json.dumps(rubric.dimensions, sort_keys=True))
+
+
+@lru_cache(maxsize=64)  # building a pydantic model costs milliseconds; a rubric version's dimensions never change
+def _schema_for(name: str, dimensions_json: str) -> type[BaseModel]:
     fields: dict[str, Any] = {}
-    for dim in rubric.dimensions:
+    for dim in json.loads(dimensions_json):
         if dim.get("kind") == "findings":
             types = tuple(dim.get("types", {}))
             finding = create_model(
@@ -228,7 +248,7 @@ def reply_schema(rubric: Rubric) -> type[BaseModel]:
             fields[dim["key"]] = (list[finding], ...)  # type: ignore[valid-type]
         else:
             fields[dim["key"]] = (_dimension_model(dim), ...)
-    return create_model(f"Reply_{rubric.stage}_v{rubric.version}", __config__=ConfigDict(extra="ignore"), **fields)
+    return create_model(name, __config__=ConfigDict(extra="ignore"), **fields)
 
 
 def _align_keys(data: dict[str, Any], rubric: Rubric, repairs: list[str]) -> dict[str, Any]:
