@@ -9,6 +9,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.roles import ADMIN, RESEARCHER, role_required
@@ -18,6 +19,21 @@ from judge.forms import JudgmentRequestForm, RubricVersionForm
 from judge.models import Judgment, Rubric
 from judge.rubrics import rubric_create_version, rubric_latest
 from judge.services import judgment_request
+
+
+def _research_url(artifact: Artifact) -> str:
+    """The research run's page in the benchmark app, when that page exists (judge only links down to it)."""
+    try:
+        return reverse("benchmark:research_run", args=[artifact.research_run.code])
+    except NoReverseMatch:
+        return ""
+
+
+def _artifact_page(
+    request: HttpRequest, artifact: Artifact, form: JudgmentRequestForm | None, status: int = 200
+) -> HttpResponse:
+    context = {"artifact": artifact, "form": form, "research_url": _research_url(artifact)}
+    return render(request, "judge/artifact_judgments.html", context, status=status)
 
 
 def _artifact_for(request: HttpRequest, code: str) -> Artifact:
@@ -32,7 +48,7 @@ def _artifact_for(request: HttpRequest, code: str) -> Artifact:
 def artifact_judgments(request: HttpRequest, code: str) -> HttpResponse:
     artifact = _artifact_for(request, code)
     form = JudgmentRequestForm(artifact=artifact) if may_request_judgments(request.user, artifact) else None
-    return render(request, "judge/artifact_judgments.html", {"artifact": artifact, "form": form})
+    return _artifact_page(request, artifact, form)
 
 
 @require_POST
@@ -56,7 +72,7 @@ def judgment_request_view(request: HttpRequest, code: str) -> HttpResponse:
         else:
             messages.success(request, f"{len(judgments)} judgment(s) queued.")
             return redirect("judge:artifact_judgments", code=artifact.code)
-    return render(request, "judge/artifact_judgments.html", {"artifact": artifact, "form": form}, status=400)
+    return _artifact_page(request, artifact, form, status=400)
 
 
 @require_GET

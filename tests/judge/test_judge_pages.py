@@ -235,3 +235,13 @@ def test_it_rejects_an_invalid_rubric_version(dimensions, message, admin_user, c
 
 def test_it_answers_404_for_an_unknown_rubric_stage(admin_user, client_for):
     assert client_for(admin_user).get(reverse("judge:rubric_new_version", args=["poetry"])).status_code == 404
+
+
+def test_it_hides_judge_output_from_a_reviewer_even_when_they_also_research(reviewer, client_for):
+    from django.contrib.auth.models import Group
+
+    Group.objects.get_or_create(name="researcher")[0].user_set.add(reviewer)
+    paper = make_artifact(make_research_run(owner=reviewer), "paper", "# Own paper")
+    make_judgment(paper, rubric("end2end"), CLAUDE, {"novelty": 8})
+    response = client_for(reviewer).get(reverse("judge:artifact_judgments", args=[paper.code]))
+    assert response.status_code == 403
