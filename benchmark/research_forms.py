@@ -46,7 +46,9 @@ class LaunchForm(forms.Form):
     backbone = forms.CharField(
         max_length=200, help_text="provider:model, e.g. anthropic:claude-sonnet-4-5, openai:gpt-4.1, compat:llama3"
     )
-    base_url = forms.URLField(required=False, help_text="for compat: an OpenAI-compatible server")
+    base_url = forms.URLField(
+        required=False, assume_scheme="https", help_text="for compat: an OpenAI-compatible server"
+    )
     temperature = forms.FloatField(initial=0.0, min_value=0.0, max_value=2.0)
     mode = forms.ChoiceField(choices=MODE_CHOICES, initial="end2end", widget=forms.RadioSelect)
     stage = forms.ChoiceField(choices=Artifact.Stage.choices, required=False, help_text="the stage to run (stepwise)")
