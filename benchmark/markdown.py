@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 
 import nh3
+from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 
 # Display math first, then inline; `\$` is a literal dollar, and `$` followed by a digit and a
@@ -78,7 +79,7 @@ def _parser(image_url: Callable[[str], str | None] | None) -> MarkdownIt:
     return md
 
 
-def markdown_html(text: str, *, image_url: Callable[[str], str | None] | None = None) -> str:
+def markdown_html(text: str, *, image_url: Callable[[str], str | None] | None = None) -> SafeString:
     """Sanitised HTML for `text`. `image_url(src)` maps each image path to a served URL, or None if missing."""
     protected, maths = _protect_math(text or "")
     rendered = _parser(image_url).render(protected)
@@ -92,10 +93,11 @@ def markdown_html(text: str, *, image_url: Callable[[str], str | None] | None = 
         return f'<span class="math">{html.escape(maths[index], quote=False)}</span>'
 
     rendered = _PLACEHOLDER_RE.sub(restore, rendered)
-    return nh3.clean(
+    cleaned = nh3.clean(
         rendered,
         tags=_TAGS,
         attributes=_ATTRIBUTES,
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer nofollow",
     )
+    return mark_safe(cleaned)  # sanitised by nh3 just above

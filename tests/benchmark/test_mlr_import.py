@@ -139,3 +139,19 @@ def test_it_parses_references_and_summarises_a_trace():
     assert (summary["tool_calls"], summary["cost_usd"], summary["duration_s"], faults) == (1, 0.5, 1.5, [])
     assert summarise_trace(trace[:2])[1] == ["trace has no final system item with cost_usd"]
     assert json.dumps(summary)  # stored in a JSONField
+
+
+@needs_data
+@pytest.mark.django_db
+def test_it_imports_tasks_and_runs_in_the_demo_step_only_when_mlrbench_dir_is_set(media, settings):
+    from benchmark.research_demo import mlrbench_import
+
+    settings.MLRBENCH_DIR = ""
+    out = io.StringIO()
+    mlrbench_import(out)
+    assert "skipped (MLRBENCH_DIR not set)" in out.getvalue() and not ResearchRun.objects.exists()
+    settings.MLRBENCH_DIR = str(MLRBENCH)
+    out = io.StringIO()
+    mlrbench_import(out)
+    assert "201 read" in out.getvalue() and "MLR-Bench runs: 30 imported" in out.getvalue()
+    assert "FAULT" not in out.getvalue()  # faults stay on the pages; the demo log stays short
