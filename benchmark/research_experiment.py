@@ -3,8 +3,8 @@
 The pipeline asks `experiment_agent()` for a callable and hands it an `ExperimentRequest`;
 the callable returns an `ExperimentOutcome`: results.md, the files it produced (figures, logs,
 CSV), a trace summary and the agent Run (whose steps are the full trace). The agent is chosen by
-settings.RESEARCH_EXPERIMENT_AGENT (a dotted path); by default Referee's own agent through the
-runs service. When that agent (or a sandbox backend) is not installed the stage fails with a
+settings.RESEARCH_EXPERIMENT_AGENT (a dotted path); by default Referee's own agent
+(benchmark.research_agent). When that agent (or a sandbox backend) is not installed the stage fails with a
 message saying so - it never makes results up.
 """
 
@@ -19,7 +19,7 @@ from django.conf import settings
 
 from benchmark.models import ResearchRun, Run
 
-DEFAULT_AGENT = "benchmark.research_experiment.referee_agent"
+DEFAULT_AGENT = "benchmark.research_agent.research_experiment_run"
 
 INSTRUCTIONS = """You are running the experiments of a research project, in this sandbox, from start to finish.
 The files task.md, idea.md, related_work.md and proposal.md in the working directory describe the project.
@@ -71,26 +71,3 @@ def experiment_agent() -> ExperimentAgent:
         return getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
         raise ExperimentUnavailable(f"the experiment agent {path!r} cannot be loaded: {exc}") from exc
-
-
-def referee_agent(request: ExperimentRequest) -> ExperimentOutcome:
-    """Referee's own agent in a sandbox, through the runs service (benchmark.services.research_experiment_run).
-
-    The runs service owns the agent loop and the sandbox; it exposes the experiment entry point
-    when it supports free-form research workspaces. Until then this says so plainly.
-    """
-    try:
-        services = importlib.import_module("benchmark.services")
-    except ImportError as exc:
-        raise ExperimentUnavailable(
-            "Referee's agent (benchmark.services) is not installed on this deployment, "
-            "so no experiment was run and no results exist for this stage."
-        ) from exc
-    entry = getattr(services, "research_experiment_run", None)
-    if entry is None:
-        raise ExperimentUnavailable(
-            "Referee's agent service has no research workspace entry point (research_experiment_run) yet, "
-            "so no experiment was run and no results exist for this stage. Run the stage stepwise with "
-            "results you obtained elsewhere, or resume once the agent supports research workspaces."
-        )
-    return entry(request=request)
