@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -70,9 +71,10 @@ def _queue_first_three(fake_llm):
 
 @pytest.mark.django_db
 def test_it_runs_idea_literature_proposal_then_fails_the_experiment_honestly_and_resumes(
-    fake_llm, researcher, task, corpus, media, settings
+    fake_llm, researcher, task, corpus, media, settings, monkeypatch
 ):
-    settings.RESEARCH_EXPERIMENT_AGENT = ""  # the default: Referee's agent through the runs service
+    settings.RESEARCH_EXPERIMENT_AGENT = ""  # the default: Referee's agent (benchmark.research_agent)
+    monkeypatch.setitem(sys.modules, "benchmark.agent.loop", None)  # as on a deployment without the agent
     _queue_first_three(fake_llm)
     run = _launch(researcher, task, corpus)
     research_execute(research_run_id=run.pk)
