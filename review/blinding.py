@@ -84,7 +84,9 @@ def _pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
         return None
     # A name plus any version suffix (claude-3-7-sonnet, gemini-2.5-pro), not inside another word.
     alternatives = "|".join(re.escape(n) for n in names)
-    return re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?:[-_.][A-Za-z0-9]+)*(?![A-Za-z0-9])", re.IGNORECASE)
+    # Not inside another word, but after an escape such as "\\n" in JSON traces ("\\nclaude_code/").
+    start = r"(?:(?<![A-Za-z0-9])|(?<=\\[ntr]))"
+    return re.compile(rf"{start}(?:{alternatives})(?:[-_.][A-Za-z0-9]+)*(?![A-Za-z0-9])", re.IGNORECASE)
 
 
 def scrub(text: str, names: list[str] | tuple[str, ...]) -> str:
@@ -197,26 +199,37 @@ def normalise_src(src: str) -> str:
 # ---------------------------------------------------------------- an item as a reviewer sees it
 
 
-def item_system_names(item) -> list[str]:  # item: review.models.CampaignItem
-    """The names of everything that produced the item: backbone, experiment agent model and name."""
-    artifact = item.artifact
+def artifact_labels(artifact: Artifact) -> list[str]:
+    """Raw labels of everything that produced an artifact: backbone, models in the run settings,
+    the experiment's coding agent (e.g. "Claude Code" in the released runs), the agent config."""
     run = artifact.research_run
     labels = [run.backbone]
     for key, value in (run.settings or {}).items():
         if "model" in key.lower() and isinstance(value, str):
             labels.append(value)
-    # The experiment stage names its coding agent (e.g. "Claude Code" in the released runs).
     experiment = Artifact.objects.filter(research_run_id=run.pk, stage=Artifact.Stage.EXPERIMENT).only("data").first()
     if experiment and isinstance((experiment.data or {}).get("agent"), str):
         labels.append(experiment.data["agent"])
     if artifact.experiment_run_id:
         agent = artifact.experiment_run.agent
         labels += [agent.model, agent.name, artifact.experiment_run.method]
-    return system_names(*labels)
+    return [label for label in labels if label]
+
+
+def item_system_names(item) -> list[str]:  # item: review.models.CampaignItem
+    """Every name scrubbed from an item: those of every system in its campaign, not only its own.
+
+    Scrubbing only the item's own system would itself be a tell: a fixed sentence that names
+    several models ("GPT-4o-mini, o4-mini or Claude") would lose a different word in each system's items.
+    """
+    names = set(item.campaign.blind_names or [])
+    if not names:  # a campaign from before blind_names, or one still being built
+        names = set(system_names(*artifact_labels(item.artifact)))
+    return sorted(names, key=lambda n: (-len(n), n))
 
 
 _FIG = "REVIEWFIGURE{}X"
-RENDERER_VERSION = "1"  # bump when rendering or scrubbing changes: stored renders are then redone
+RENDERER_VERSION = "3"  # bump when rendering or scrubbing changes: stored renders are then redone
 
 
 def render_key(text: str, files: list[str], names: list[str]) -> str:

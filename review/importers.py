@@ -160,7 +160,9 @@ def import_human_reviews(
             if key in seen:
                 first_line, first_scores = seen[key]
                 same = (
-                    "identical scores" if first_scores == scores else f"different scores ({first_scores} vs {scores})"
+                    "identical scores"
+                    if first_scores == scores
+                    else f"different scores: kept [{_brief(first_scores)}], not stored [{_brief(scores)}]"
                 )
                 report.fault(
                     "duplicate_review",
@@ -193,6 +195,10 @@ def import_human_reviews(
     return report
 
 
+def _brief(scores: dict[str, dict[str, Any]]) -> str:
+    return ", ".join(f"{key} {entry['score']}" for key, entry in scores.items())
+
+
 def _report_coverage(campaign: Campaign, report: ImportReport) -> None:
     k = campaign.reviewers_per_item
     items: list[CampaignItem] = list(campaign.items.select_related("artifact__research_run__task").order_by("id"))
@@ -201,6 +207,9 @@ def _report_coverage(campaign: Campaign, report: ImportReport) -> None:
         run = item.artifact.research_run
         label = f"{run.task.slug} / {run.backbone} ({item.code})"
         if n < k:
-            report.fault("missing_review", label, f"{n} of {k} reviews")
+            hint = (
+                " (a duplicated row elsewhere may have been meant for it)" if report.count("duplicate_review") else ""
+            )
+            report.fault("missing_review", label, f"{n} of {k} reviews{hint}")
         elif n > k:
             report.fault("extra_review", label, f"{n} reviews where {k} were planned (a mislabeled row?)")

@@ -50,6 +50,9 @@ class Campaign(models.Model):
         default=72, help_text="an assignment untouched this long can be reclaimed; 0 = never"
     )
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    blind_names = models.JSONField(
+        default=list, blank=True, help_text="every system name of the items; scrubbed from every item shown"
+    )
     import_faults = models.JSONField(
         default=list, blank=True, help_text="problems found by import_human_reviews: duplicated, missing, unmatched"
     )

@@ -104,7 +104,14 @@ def campaign_add_items(*, campaign: Campaign, artifacts: list[Artifact]) -> int:
         new.append(CampaignItem(campaign=campaign, artifact=artifact, tags=sorted(tags)))
         have.add(artifact.pk)
     CampaignItem.objects.bulk_create(new)
-    for item in campaign.items.filter(rendered_key="").select_related("artifact__research_run"):
+    items = list(campaign.items.select_related("artifact__research_run__task", "artifact__experiment_run__agent"))
+    labels = [label for item in items for label in blinding.artifact_labels(item.artifact)]
+    names = blinding.system_names(*labels)
+    if names != campaign.blind_names:
+        campaign.blind_names = names
+        campaign.save(update_fields=["blind_names"])
+    for item in items:  # new items, and all of them when a new system joined the campaign
+        item.campaign = campaign
         item_prerender(item=item)
     return len(new)
 
@@ -113,9 +120,12 @@ def item_prerender(*, item: CampaignItem) -> None:
     """Store the item's blinded render (see CampaignItem.rendered_html)."""
     artifact = item.artifact
     names = blinding.item_system_names(item)
+    key = blinding.render_key(artifact.content, list(artifact.files or []), names)
+    if item.rendered_key == key:
+        return
     html, used = blinding.render_blinded(artifact.content, tuple(artifact.files or []), tuple(names))
     item.rendered_html, item.rendered_figures = html, list(used)
-    item.rendered_key = blinding.render_key(artifact.content, list(artifact.files or []), names)
+    item.rendered_key = key
     item.save(update_fields=["rendered_html", "rendered_figures", "rendered_key"])
 
 

@@ -63,6 +63,7 @@ def _my_assignment(request: HttpRequest, code: str) -> Assignment:
     )
     if assignment is None:
         raise Http404("No such assignment.")
+    assignment.item.campaign = assignment.campaign  # already loaded; the render needs the campaign's names
     return assignment
 
 

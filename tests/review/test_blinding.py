@@ -36,7 +36,10 @@ def setup(reviewer):
         backbone="claude",
         content=PAPER,
         figures={"results/claude_run_loss.png": PNG},
-        extra_files={"code/train_claude.py": 'MODEL = "claude-3-7-sonnet"\nprint({"cost_usd": 3.21})\n'},
+        extra_files={
+            "code/train_claude.py": 'MODEL = "claude-3-7-sonnet"\nprint({"cost_usd": 3.21})\n',
+            "claude_output.json": '[{"content": "ls\\nclaude_code/train.py\\nCLAUDE_CODE_DIR"}, {"cost_usd": 3.21}]',
+        },
         cost=7.6543,
     )
     Artifact.objects.create(research_run=paper.research_run, stage=Artifact.Stage.IDEA, content="idea by Claude")
@@ -107,12 +110,15 @@ def test_it_scrubs_supplementary_files_of_names_and_costs(client_for, reviewer, 
     c = client_for(reviewer)
     html = c.get(reverse("review:item", args=[setup["mine"].code])).content.decode()
     links = re.findall(r'href="(/review/a/[^"]+/s/[^"]+)"', html)
-    assert len(links) == 1
-    r = c.get(links[0])
-    assert r.status_code == 200
-    body = r.content.decode()
-    _assert_blind(body + json.dumps(dict(r.headers)), setup)
-    assert 'MODEL = "[system]"' in body
+    assert len(links) == 2
+    bodies = []
+    for link in links:
+        r = c.get(link)
+        assert r.status_code == 200
+        bodies.append(r.content.decode())
+        _assert_blind(bodies[-1] + json.dumps(dict(r.headers)), setup)
+    assert any('MODEL = "[system]"' in b for b in bodies)
+    assert any("\\n[system]/train.py" in b for b in bodies)  # names right after a JSON escape go too
 
 
 def test_it_hides_supplementary_material_when_the_campaign_does_not_allow_it(client_for, reviewer, setup) -> None:
@@ -155,3 +161,19 @@ def test_it_renders_math_without_mangling_it() -> None:
     html = blinding.render_markdown("Let $a_i * b_i$ and\n\n$$x_{1} * y_{2}$$", image_url=lambda s: None)
     assert '<span class="math inline">$a_i * b_i$</span>' in html
     assert '<span class="math display">$$x_{1} * y_{2}$$</span>' in html
+
+
+def test_it_scrubs_every_system_of_the_campaign_from_every_item(client_for, reviewer) -> None:
+    text = "Models such as GPT-4o-mini, o4-mini or Claude-3.7-sonnet were called."
+    papers = [make_paper(backbone=b, content=text, figures={}) for b in ("claude", "gemini", "o4-mini")]
+    campaign = campaign_create(
+        name="all", rubric=make_rubric(), artifacts=papers, reviewers=[reviewer], reviewers_per_item=1
+    )
+    campaign_assign(campaign=campaign)
+    pages = {
+        a.item.system: client_for(reviewer).get(reverse("review:item", args=[a.code])).content.decode()
+        for a in Assignment.objects.filter(reviewer=reviewer).select_related("item__artifact__research_run")
+    }
+    shown = {system: re.search(r"<p>(Models such.*?)</p>", html).group(1) for system, html in pages.items()}
+    # Identical in every item: no system is told apart by which word went missing.
+    assert set(shown.values()) == {"Models such as GPT-4o-mini, [system] or [system] were called."}
