@@ -121,13 +121,20 @@ class Session:
     def _diagnostics(self) -> str:
         return ""
 
-    def server_command(self, *, workdir: str, kill_scope: str = "namespace", state_dir: str = STATE_DIR) -> list[str]:
+    def server_command(
+        self,
+        *,
+        workdir: str,
+        kill_scope: str = "namespace",
+        state_dir: str = STATE_DIR,
+        env: dict[str, str] | None = None,
+    ) -> list[str]:
         config = {
             "workdir": workdir,
             "state_dir": state_dir,
             "kill_scope": kill_scope,
             "pids": self.spec.pids,
-            "env": self.spec.env,
+            "env": self.spec.env if env is None else env,
         }
         return ["python3", "-I", "-c", BOOTSTRAP, str(len(SERVER_SOURCE)), json.dumps(config)]
 

@@ -177,8 +177,11 @@ class DockerSession(Session):
 
     def _start(self) -> SocketChannel:
         options = self.container_options()
+        options.pop("detach")
         try:
-            self.container = client().containers.run(**options)
+            # create + start, never run: run() would try to pull a missing image from a registry.
+            self.container = client().containers.create(**options)
+            self.container.start()
         except docker.errors.ImageNotFound as exc:
             raise SandboxUnavailable(
                 f"sandbox image {options['image']} missing: run manage.py build_sandbox_image"
