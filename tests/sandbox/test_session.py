@@ -76,3 +76,11 @@ def test_it_passes_spec_environment_and_workdir(sandbox) -> None:
     session = sandbox(env={"TASK": "mnist"}, workdir="/workspace")
     result = session.run("echo $TASK; pwd; touch here && ls", timeout=10)
     assert result.output == "mnist\n/workspace\nhere\n"
+
+
+def test_it_streams_output_as_it_arrives_and_waits_without_timeout(sandbox) -> None:
+    session = sandbox()
+    chunks: list[str] = []
+    result = session.run("echo one; sleep 0.3; echo two", timeout=None, on_output=chunks.append)
+    assert result.output == "one\ntwo\n" and not result.timed_out
+    assert chunks == ["one\n", "two\n"]
