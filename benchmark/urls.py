@@ -1,10 +1,11 @@
 from django.urls import path
 
-from benchmark import views
+from benchmark import leaderboards, views
 
 app_name = "benchmark"
 
 urlpatterns = [
     path("runs/", views.run_list, name="run_list"),
     path("tasks/", views.task_list, name="task_list"),
+    *leaderboards.urlpatterns,
 ]

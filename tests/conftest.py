@@ -95,3 +95,18 @@ def pytest_collection_modifyitems(config, items) -> None:
     skip = pytest.mark.skip(reason=f"no Docker engine reachable: {detail}")
     for item in docker_items:
         item.add_marker(skip)
+
+
+@pytest.fixture
+def fake_llm(settings):
+    """Provider keys set and every SDK request answered by queued fake replies (see tests/llm_fakes.py)."""
+    from benchmark.llm.transport import override_transport
+    from tests.llm_fakes import FakeLLM
+
+    settings.ANTHROPIC_API_KEY = "sk-ant-test"
+    settings.OPENAI_API_KEY = "sk-test"
+    settings.ANTHROPIC_BASE_URL = None
+    settings.OPENAI_BASE_URL = None
+    fake = FakeLLM()
+    with override_transport(fake):
+        yield fake

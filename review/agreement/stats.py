@@ -1,0 +1,433 @@
+"""Agreement statistics on dense arrays, vectorised over items.
+
+Every function returns a *record* (a plain dict, JSON-ready) and never raises on bad data:
+too few items, constant scores, all-tied differences or missing values give a record whose
+`note` says why the estimate is missing. Confidence intervals are 95 % unless stated and say
+how they were computed in `ci_method`.
+
+Choices (stated once here and again in every record):
+- Mann-Whitney U: scipy's two-sided test with its default method, exactly as the MLR-Bench
+  notebook calls it, with the human-human differences as the first sample; U is the first
+  sample's U; rank-biserial r = 1 - 2U/(n1 n2), positive when judge-human differences are
+  larger.
+- Spearman and Kendall (tau-b) CIs: Fisher z with the Fieller-Hartley-Pearson (1957) standard
+  errors sqrt(1.06/(n-3)) and sqrt(0.437/(n-4)).
+- Krippendorff's alpha: own coincidence-matrix computation (ordinal ranks over the observed
+  values, interval squared differences), checked against the `krippendorff` package.
+- ICC: Shrout-Fleiss ICC(1,1) (one-way random, single rater: reviewers differ across items) and
+  ICC(2,1) (two-way random, absolute agreement, single rater), F-based CIs as in pingouin.
+- Bootstrap: percentile intervals over items resampled with replacement (B resamples, seeded).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+from scipy import stats as sps
+
+Record = dict[str, Any]
+Z975 = float(sps.norm.ppf(0.975))
+
+
+def record(
+    statistic: str,
+    estimate: float = math.nan,
+    *,
+    ci: tuple[float, float] = (math.nan, math.nan),
+    ci_method: str = "",
+    p: float = math.nan,
+    n: dict[str, int] | None = None,
+    note: str = "",
+    **extra: Any,
+) -> Record:
+    return {
+        "statistic": statistic,
+        "estimate": _f(estimate),
+        "ci_low": _f(ci[0]),
+        "ci_high": _f(ci[1]),
+        "ci_method": ci_method,
+        "p_value": _f(p),
+        "p_holm": math.nan,
+        "n": n or {},
+        "note": note,
+        "extra": {k: (_f(v) if isinstance(v, float | np.floating) else v) for k, v in extra.items()},
+    }
+
+
+def _f(x: Any) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _clean(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Drop positions where any array is NaN (pairwise-complete)."""
+    mask = np.ones(len(arrays[0]), dtype=bool)
+    for a in arrays:
+        mask &= ~np.isnan(a)
+    return tuple(np.asarray(a, dtype=float)[mask] for a in arrays)
+
+
+# --- bootstrap ---------------------------------------------------------------------------
+
+
+class Bootstrap:
+    """Resample weights W[b, i] (how often item i is drawn in resample b), built once per
+    analysis so every statistic of every criterion is resampled over the same item draws; a
+    NaN-aware mean over a resample is then one matrix-vector product."""
+
+    def __init__(self, n_items: int, n_boot: int, seed: int = 0) -> None:
+        self.n_boot = n_boot
+        self.seed = seed
+        if n_boot <= 0 or n_items == 0:
+            self.W = None
+            return
+        rng = np.random.default_rng(seed)
+        idx = rng.integers(0, n_items, size=(n_boot, n_items))
+        offsets = (np.arange(n_boot) * n_items)[:, None]
+        flat = np.bincount((idx + offsets).ravel(), minlength=n_boot * n_items)
+        self.W = flat.reshape(n_boot, n_items).astype(np.float64)
+
+    @property
+    def method(self) -> str:
+        return f"bootstrap percentile, B={self.n_boot}, items resampled, seed={self.seed}"
+
+    def mean_ci(self, values: np.ndarray) -> tuple[float, float]:
+        if self.W is None:
+            return (math.nan, math.nan)
+        ok = ~np.isnan(values)
+        num = self.W @ np.where(ok, values, 0.0)
+        den = self.W @ ok.astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = num / den
+        means = means[np.isfinite(means)]
+        if len(means) == 0:
+            return (math.nan, math.nan)
+        lo, hi = np.percentile(means, [2.5, 97.5])
+        return (float(lo), float(hi))
+
+
+def mean_record(
+    statistic: str,
+    values: np.ndarray,
+    boot: Bootstrap | None,
+    *,
+    min_n: int = 3,
+    **extra: Any,
+) -> Record:
+    """Mean of per-item values with a t interval, or a bootstrap one when resampling is on."""
+    v = values[~np.isnan(values)]
+    n = {"items": len(v)}
+    if len(v) < min_n:
+        return record(statistic, n=n, note=f"needs at least {min_n} items, got {len(v)}", **extra)
+    m = float(v.mean())
+    sd = float(v.std(ddof=1))
+    if boot is not None and boot.W is not None:
+        return record(statistic, m, ci=boot.mean_ci(values), ci_method=boot.method, n=n, **extra)
+    half = float(sps.t.ppf(0.975, len(v) - 1)) * sd / math.sqrt(len(v))
+    return record(statistic, m, ci=(m - half, m + half), ci_method="t interval", n=n, **extra)
+
+
+# --- tests ---------------------------------------------------------------------------------
+
+
+def mann_whitney(hh: np.ndarray, hj: np.ndarray) -> Record:
+    """The MLR-Bench test: |human-human| (first sample) vs |judge-human| differences."""
+    hh = hh[~np.isnan(hh)]
+    hj = hj[~np.isnan(hj)]
+    n = {"human_human": len(hh), "human_judge": len(hj)}
+    name = "mlrbench_mann_whitney_u"
+    if len(hh) < 3 or len(hj) < 3:
+        return record(name, n=n, note="needs at least 3 differences in each group")
+    both = np.concatenate([hh, hj])
+    if np.all(both == both[0]):
+        return record(name, n=n, note="all differences are equal: the test is undefined")
+    res = sps.mannwhitneyu(hh, hj, alternative="two-sided")
+    u1 = float(res.statistic)
+    n1n2 = len(hh) * len(hj)
+    return record(
+        name,
+        u1,
+        p=float(res.pvalue),
+        n=n,
+        rank_biserial=1.0 - 2.0 * u1 / n1n2,
+        mean_human_human=float(hh.mean()),
+        mean_human_judge=float(hj.mean()),
+        median_human_human=float(np.median(hh)),
+        median_human_judge=float(np.median(hj)),
+        ties=bool(len(np.unique(both)) < len(both)),
+        method="scipy.stats.mannwhitneyu two-sided, default method; U of human-human sample",
+    )
+
+
+def wilcoxon_bias(judge: np.ndarray, human_mean: np.ndarray) -> Record:
+    """Paired signed-rank test of judge - human mean (does the judge score higher/lower?)."""
+    j, h = _clean(judge, human_mean)
+    d = j - h
+    name = "wilcoxon_signed_rank"
+    n = {"items": len(d), "nonzero": int(np.count_nonzero(d))}
+    if len(d) < 3:
+        return record(name, n=n, note=f"needs at least 3 paired items, got {len(d)}")
+    if np.count_nonzero(d) == 0:
+        return record(name, n=n, note="all differences are zero: the test is undefined")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = sps.wilcoxon(d, zero_method="wilcox", alternative="two-sided")
+    return record(
+        name,
+        float(res.statistic),
+        p=float(res.pvalue),
+        n=n,
+        median_difference=float(np.median(d)),
+        method="scipy.stats.wilcoxon, zero differences dropped (wilcox), two-sided",
+    )
+
+
+def correlation(x: np.ndarray, y: np.ndarray, kind: str) -> Record:
+    """Spearman rho or Kendall tau-b with a Fisher-z interval."""
+    a, b = _clean(x, y)
+    n = {"items": len(a)}
+    need = 4 if kind == "spearman" else 5
+    if len(a) < 3:
+        return record(kind, n=n, note=f"needs at least 3 paired items, got {len(a)}")
+    if np.all(a == a[0]) or np.all(b == b[0]):
+        return record(kind, n=n, note="scores are constant on one side: correlation undefined")
+    if kind == "spearman":
+        r, p = sps.spearmanr(a, b)
+        var = 1.06 / (len(a) - 3) if len(a) >= need else math.nan
+    else:
+        r, p = sps.kendalltau(a, b)
+        var = 0.437 / (len(a) - 4) if len(a) >= need else math.nan
+    r = float(r)
+    ci = (math.nan, math.nan)
+    note = ""
+    if math.isnan(var):
+        note = f"CI needs at least {need} items"
+    else:
+        z = math.atanh(max(min(r, 1 - 1e-12), -1 + 1e-12))
+        half = Z975 * math.sqrt(var)
+        ci = (math.tanh(z - half), math.tanh(z + half))
+    return record(
+        kind,
+        r,
+        ci=ci,
+        ci_method="Fisher z, Fieller-Hartley-Pearson SE",
+        p=float(p),
+        n=n,
+        note=note,
+    )
+
+
+# --- Krippendorff's alpha ------------------------------------------------------------------
+
+
+def krippendorff_alpha(matrix: np.ndarray, level: str) -> Record:
+    """Alpha for a (units, raters) matrix with NaN for missing ratings.
+
+    Built from the coincidence matrix o[c, k] = sum_u n_uck / (m_u - 1) over the observed
+    values; `ordinal` uses the rank-based metric over the observed values, `interval` squared
+    differences.
+    """
+    name = f"krippendorff_alpha_{level}"
+    X = np.asarray(matrix, dtype=float)
+    m_u = np.sum(~np.isnan(X), axis=1)
+    X = X[m_u >= 2]
+    m_u = m_u[m_u >= 2]
+    n_pairable = int(m_u.sum())
+    n = {"units": len(X), "pairable_values": n_pairable}
+    if len(X) < 2 or n_pairable < 4:
+        return record(name, n=n, note="needs at least 2 units with 2 or more ratings")
+    values, codes = np.unique(X[~np.isnan(X)], return_inverse=True)
+    V = len(values)
+    if V < 2:
+        return record(name, n=n, note="all ratings are equal: alpha undefined (no variation)")
+    unit_of = np.repeat(np.arange(len(X)), m_u)
+    counts = np.zeros((len(X), V))
+    np.add.at(counts, (unit_of, codes.reshape(-1)), 1.0)
+    w = 1.0 / (m_u - 1.0)
+    o = (counts * w[:, None]).T @ counts - np.diag((counts * w[:, None]).sum(axis=0))
+    n_c = o.sum(axis=0)
+    if level == "ordinal":
+        cum = np.concatenate(([0.0], np.cumsum(n_c)))
+        # delta(c, k) = (sum_{g=c..k} n_g - (n_c + n_k) / 2)^2 for c <= k, symmetric
+        lo = np.minimum.outer(np.arange(V), np.arange(V))
+        hi = np.maximum.outer(np.arange(V), np.arange(V))
+        delta = (cum[hi + 1] - cum[lo] - (n_c[lo] + n_c[hi]) / 2.0) ** 2
+    elif level == "interval":
+        delta = np.subtract.outer(values, values) ** 2
+    else:
+        raise ValueError(f"unknown level {level!r}")
+    d_o = float((o * delta).sum())
+    d_e = float((np.outer(n_c, n_c) * delta).sum())
+    if d_e == 0:
+        return record(name, n=n, note="no variation in the ratings: alpha undefined")
+    alpha = 1.0 - (n_c.sum() - 1.0) * d_o / d_e
+    return record(name, alpha, n=n, method="coincidence matrix over observed values")
+
+
+# --- ICC -----------------------------------------------------------------------------------
+
+
+def icc(matrix: np.ndarray, form: str) -> Record:
+    """ICC(1,1) or ICC(2,1) on complete rows of an (items, raters) matrix."""
+    name = {"1,1": "icc_1_1", "2,1": "icc_2_1"}[form]
+    X = np.asarray(matrix, dtype=float)
+    X = X[~np.any(np.isnan(X), axis=1)]
+    n_items, k = X.shape
+    n = {"items": int(n_items), "raters": int(k)}
+    if n_items < 3 or k < 2:
+        return record(name, n=n, note=f"needs at least 3 complete items and 2 raters, got {n}")
+    grand = X.mean()
+    ss_rows = k * float(((X.mean(axis=1) - grand) ** 2).sum())
+    ss_cols = n_items * float(((X.mean(axis=0) - grand) ** 2).sum())
+    ss_total = float(((X - grand) ** 2).sum())
+    if ss_total == 0:
+        return record(name, n=n, note="all scores are equal: ICC undefined")
+    msr = ss_rows / (n_items - 1)
+    msw = (ss_total - ss_rows) / (n_items * (k - 1))
+    msc = ss_cols / (k - 1)
+    mse = (ss_total - ss_rows - ss_cols) / ((n_items - 1) * (k - 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if form == "1,1":
+            value = (msr - msw) / (msr + (k - 1) * msw)
+            f1 = msr / msw
+            df1, df2 = n_items - 1, n_items * (k - 1)
+            fl = f1 / sps.f.ppf(0.975, df1, df2)
+            fu = f1 * sps.f.ppf(0.975, df2, df1)
+            ci = ((fl - 1) / (fl + k - 1), (fu - 1) / (fu + k - 1))
+        else:
+            value = (msr - mse) / (msr + (k - 1) * mse + k * (msc - mse) / n_items)
+            fj = msc / mse
+            vn = (k - 1) * (n_items - 1) * (k * value * fj + n_items * (1 + (k - 1) * value) - k * value) ** 2
+            vd = (n_items - 1) * k**2 * value**2 * fj**2 + (n_items * (1 + (k - 1) * value) - k * value) ** 2
+            v = vn / vd
+            f2u = sps.f.ppf(0.975, n_items - 1, v)
+            f2l = sps.f.ppf(0.975, v, n_items - 1)
+            base = k * msc + (k * n_items - k - n_items) * mse
+            ci = (
+                n_items * (msr - f2u * mse) / (f2u * base + n_items * msr),
+                n_items * (f2l * msr - mse) / (base + n_items * f2l * msr),
+            )
+    forms = {
+        "1,1": "ICC(1,1) one-way random, single rater",
+        "2,1": "ICC(2,1) two-way random, absolute agreement",
+    }
+    return record(
+        name,
+        float(value),
+        ci=ci,
+        ci_method="F distribution (Shrout-Fleiss)",
+        n=n,
+        form=forms[form],
+    )
+
+
+# --- equivalence, multiplicity, systems ----------------------------------------------------
+
+
+def tost(values: np.ndarray, margin: float, alpha: float = 0.05) -> Record:
+    """Two one-sided t tests that the mean of `values` lies within (-margin, +margin)."""
+    v = values[~np.isnan(values)]
+    n = {"items": len(v)}
+    name = "tost_equivalence"
+    if len(v) < 3:
+        return record(name, n=n, note=f"needs at least 3 items, got {len(v)}", margin=margin)
+    m = float(v.mean())
+    se = float(v.std(ddof=1)) / math.sqrt(len(v))
+    df = len(v) - 1
+    if se == 0:
+        p = 0.0 if abs(m) < margin else 1.0
+        return record(
+            name,
+            m,
+            p=p,
+            n=n,
+            margin=margin,
+            note="no variation: decided by the mean alone",
+            equivalent=bool(p < alpha),
+        )
+    p_low = float(sps.t.sf((m + margin) / se, df))
+    p_high = float(sps.t.cdf((m - margin) / se, df))
+    p = max(p_low, p_high)
+    t90 = float(sps.t.ppf(1 - alpha, df)) * se
+    return record(
+        name,
+        m,
+        ci=(m - t90, m + t90),
+        ci_method=f"{100 * (1 - 2 * alpha):g}% t interval (TOST)",
+        p=p,
+        n=n,
+        margin=margin,
+        alpha=alpha,
+        p_lower=p_low,
+        p_upper=p_high,
+        equivalent=bool(p < alpha),
+    )
+
+
+def holm(pvalues: np.ndarray) -> np.ndarray:
+    """Holm step-down adjusted p-values; NaN entries stay NaN and do not count."""
+    p = np.asarray(pvalues, dtype=float)
+    out = np.full_like(p, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    m = len(ok)
+    if m == 0:
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out[order] = np.minimum(adj, 1.0)
+    return out
+
+
+def system_means(human_mean: np.ndarray, judge: np.ndarray, item_system: np.ndarray) -> dict[str, Any]:
+    """Per-system means by humans and by the judge, ranks (1 = best) and flipped pairs."""
+    systems, codes = np.unique(item_system, return_inverse=True)
+    codes = codes.reshape(-1)
+
+    def means(v: np.ndarray) -> np.ndarray:
+        ok = ~np.isnan(v)
+        s = np.bincount(codes[ok], weights=v[ok], minlength=len(systems))
+        c = np.bincount(codes[ok], minlength=len(systems))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return s / c
+
+    hm, jm = means(human_mean), means(judge)
+    h_rank = sps.rankdata(-np.nan_to_num(hm, nan=-np.inf))
+    j_rank = sps.rankdata(-np.nan_to_num(jm, nan=-np.inf))
+    flips = []
+    for a in range(len(systems)):
+        for b in range(a + 1, len(systems)):
+            sh, sj = np.sign(hm[a] - hm[b]), np.sign(jm[a] - jm[b])
+            if sh != sj:
+                flips.append(
+                    {
+                        "systems": [str(systems[a]), str(systems[b])],
+                        "humans": "tie" if sh == 0 else ("first" if sh > 0 else "second"),
+                        "judge": "tie" if sj == 0 else ("first" if sj > 0 else "second"),
+                    }
+                )
+    tau = record("kendall_tau_systems")
+    if len(systems) >= 3:
+        tau = correlation(hm, jm, "kendall")
+        tau["statistic"] = "kendall_tau_systems"
+    else:
+        tau["note"] = "needs at least 3 systems"
+    return {
+        "systems": [
+            {
+                "system": str(s),
+                "human_mean": _f(hm[i]),
+                "judge_mean": _f(jm[i]),
+                "human_rank": _f(h_rank[i]),
+                "judge_rank": _f(j_rank[i]),
+                "items": int(np.sum(codes == i)),
+            }
+            for i, s in enumerate(systems)
+        ],
+        "flips": flips,
+        "rank_agreement": tau,
+    }

@@ -1,0 +1,184 @@
+"""The full agreement analysis of a `Paired` data set: every statistic, per criterion, per
+judge view (each judge alone and the judges' mean), Holm-corrected across criteria."""
+
+from __future__ import annotations
+
+import math
+import platform
+import time
+from typing import Any
+
+import numpy as np
+import scipy
+
+from . import stats as st
+from .data import Paired
+
+DEFAULT_MARGIN = 0.5  # points on the 1-10 scale: half the smallest score step a reviewer can give
+HOLM_FAMILIES = (
+    "mlrbench_mann_whitney_u",
+    "wilcoxon_signed_rank",
+    "spearman",
+    "kendall",
+    "tost_equivalence",
+)
+
+
+def _views(p: Paired) -> list[tuple[str, np.ndarray]]:
+    """(name, scores[item, criterion]): each judge when there are several, then their mean."""
+    out: list[tuple[str, np.ndarray]] = []
+    if len(p.judges) > 1:
+        out += [(f"judge:{name}", p.J[:, k, :]) for k, name in enumerate(p.judges)]
+    mean = _nanmean(p.J, axis=1)
+    name = "judges_mean" if (len(p.judges) > 1 or p.judge_is_mean) else f"judge:{p.judges[0]}"
+    out.append((name, mean))
+    return out
+
+
+def _nanmean(a: np.ndarray, axis: int) -> np.ndarray:
+    ok = ~np.isnan(a)
+    cnt = ok.sum(axis=axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(ok, a, 0.0).sum(axis=axis) / cnt
+
+
+def _pair_mean_abs(H: np.ndarray) -> np.ndarray:
+    """Per item: mean |h_a - h_b| over pairs of present reviews (NaN with fewer than two)."""
+    n_slots = H.shape[1]
+    pairs = [np.abs(H[:, a] - H[:, b]) for a in range(n_slots) for b in range(a + 1, n_slots)]
+    if not pairs:
+        return np.full(H.shape[0], np.nan)
+    return _nanmean(np.stack(pairs, axis=1), axis=1)
+
+
+def _humans_block(H: np.ndarray, hh: np.ndarray, boot: st.Bootstrap) -> dict[str, Any]:
+    h0 = H[:, 0] if H.shape[1] > 0 else np.full(H.shape[0], np.nan)
+    h1 = H[:, 1] if H.shape[1] > 1 else np.full(H.shape[0], np.nan)
+    return {
+        "alpha_ordinal": st.krippendorff_alpha(H, "ordinal"),
+        "alpha_interval": st.krippendorff_alpha(H, "interval"),
+        "icc_1_1": st.icc(np.stack([h0, h1], axis=1), "1,1"),
+        "spearman_h1_h2": st.correlation(h0, h1, "spearman"),
+        "kendall_h1_h2": st.correlation(h0, h1, "kendall"),
+        "mad_human_human": st.mean_record("mad_human_human", _pair_mean_abs(H), boot),
+        "mlrbench_human_human_differences": st.record(
+            "mlrbench_human_human_differences",
+            float(hh.mean()) if len(hh) else math.nan,
+            n={"differences": len(hh)},
+        ),
+    }
+
+
+def _view_block(
+    H: np.ndarray,
+    j: np.ndarray,
+    hh: np.ndarray,
+    boot: st.Bootstrap,
+    margin: float,
+    alpha: float,
+) -> dict[str, Any]:
+    hm = _nanmean(H, axis=1)
+    hj = np.abs(H - j[:, None])
+    h0 = H[:, 0] if H.shape[1] > 0 else np.full(H.shape[0], np.nan)
+    h1 = H[:, 1] if H.shape[1] > 1 else np.full(H.shape[0], np.nan)
+    # Per item: judge's mean distance to each reviewer minus the reviewers' mean distance to each
+    # other. Zero in expectation if the judge behaves like one more exchangeable reviewer.
+    excess = _nanmean(hj, axis=1) - _pair_mean_abs(H)
+    sp_single = [st.correlation(j, h, "spearman") for h in (h0, h1)]
+    sp_hh = st.correlation(h0, h1, "spearman")
+    sp_j = (
+        np.nanmean([r["estimate"] for r in sp_single])
+        if not all(math.isnan(r["estimate"]) for r in sp_single)
+        else math.nan
+    )
+    a_h = st.krippendorff_alpha(H, "interval")
+    a_hj = st.krippendorff_alpha(np.concatenate([H, j[:, None]], axis=1), "interval")
+    return {
+        "mlrbench_mann_whitney_u": st.mann_whitney(hh, hj.ravel()),
+        "wilcoxon_signed_rank": st.wilcoxon_bias(j, hm),
+        "bias_judge_minus_humans": st.mean_record("bias_judge_minus_humans", j - hm, boot),
+        "spearman": st.correlation(j, hm, "spearman"),
+        "kendall": st.correlation(j, hm, "kendall"),
+        "mad_judge_human_mean": st.mean_record("mad_judge_human_mean", np.abs(j - hm), boot),
+        "excess_disagreement": st.mean_record("excess_disagreement", excess, boot),
+        "tost_equivalence": st.tost(excess, margin, alpha),
+        "alpha_ordinal_with_judge": st.krippendorff_alpha(np.concatenate([H, j[:, None]], axis=1), "ordinal"),
+        "alpha_interval_with_judge": a_hj,
+        "icc_1_1_with_judge": st.icc(np.stack([h0, h1, j], axis=1), "1,1"),
+        "icc_2_1_judge_vs_human_mean": st.icc(np.stack([j, hm], axis=1), "2,1"),
+        "ceiling": st.record(
+            "ceiling",
+            sp_j - sp_hh["estimate"],
+            n={"items": sp_hh["n"].get("items", 0)},
+            spearman_judge_vs_one_human=sp_j,
+            spearman_human_vs_human=sp_hh["estimate"],
+            alpha_interval_humans=a_h["estimate"],
+            alpha_interval_with_judge=a_hj["estimate"],
+            mad_judge_vs_one_human=float(np.nanmean(hj)) if np.any(~np.isnan(hj)) else math.nan,
+            mad_human_vs_human=float(hh.mean()) if len(hh) else math.nan,
+            reading="estimate = judge-vs-one-human Spearman minus human-vs-human Spearman; "
+            "at or above 0 the judge agrees with a reviewer as well as reviewers agree",
+        ),
+    }
+
+
+def analyse(
+    p: Paired,
+    *,
+    n_boot: int = 0,
+    seed: int = 0,
+    margin: float = DEFAULT_MARGIN,
+    alpha: float = 0.05,
+) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    boot = st.Bootstrap(len(p.items), n_boot, seed)
+    views = _views(p)
+    systems = np.asarray(p.item_system, dtype=str)
+    criteria: dict[str, Any] = {}
+    by_system: dict[str, Any] = {}
+    for c, crit in enumerate(p.criteria):
+        H = p.H[:, :, c]
+        hh = p.hh_diffs[c]
+        criteria[crit] = {
+            "humans": _humans_block(H, hh, boot),
+            "views": {name: _view_block(H, J[:, c], hh, boot, margin, alpha) for name, J in views},
+        }
+        hm = _nanmean(H, axis=1)
+        by_system[crit] = {name: st.system_means(hm, J[:, c], systems) for name, J in views}
+    for name, _ in views:
+        for fam in HOLM_FAMILIES:
+            recs = [criteria[crit]["views"][name][fam] for crit in p.criteria]
+            adj = st.holm(np.array([r["p_value"] for r in recs]))
+            for r, a in zip(recs, adj, strict=True):
+                r["p_holm"] = float(a)
+    n_reviews = int(np.sum(~np.all(np.isnan(p.H), axis=2)))
+    return {
+        "pairing": {"policy": p.policy, "rule": p.rule},
+        "settings": {
+            "bootstrap_resamples": n_boot,
+            "bootstrap_seed": seed,
+            "tost_margin": margin,
+            "alpha": alpha,
+            "confidence": 0.95,
+            "holm_families": list(HOLM_FAMILIES),
+            "holm_across": "criteria, within each judge view",
+            "scipy": scipy.__version__,
+            "numpy": np.__version__,
+            "python": platform.python_version(),
+        },
+        "meta": p.meta,
+        "sizes": {
+            "items": len(p.items),
+            "systems": len(set(p.item_system)),
+            "human_reviews": n_reviews,
+            "max_reviews_per_item": int(p.H.shape[1]),
+            "judges": list(p.judges),
+            "judge_scores_are_means": p.judge_is_mean,
+            "criteria": list(p.criteria),
+        },
+        "faults": [f.as_dict() for f in p.faults],
+        "views": [name for name, _ in views],
+        "criteria": criteria,
+        "systems": by_system,
+        "seconds": time.perf_counter() - t0,
+    }
