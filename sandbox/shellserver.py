@@ -12,6 +12,8 @@ without killing the shell. Here each command runs in a fresh ``bash`` in its own
 first restores the shell state (cwd, variables, functions, aliases) saved by the previous
 command and saves it again when it exits; the server, which enforces timeouts inside the
 sandbox, is never part of the killed group. Killed commands keep the state from before them.
+In docker and bwrap the server is PID 1 of the sandbox: the agent's signals cannot end it, and
+it reaps orphans. Commands raise their own oom_score_adj so that the OOM killer picks them.
 
 Requests (one JSON line each):
   {"op": "run", "command": str, "timeout": float, "idle_timeout": float|null, "limit": int}
@@ -32,7 +34,7 @@ import sys
 import time
 
 WRAPPER = r"""
-echo 800 > /proc/self/oom_score_adj 2>/dev/null
+{ echo 800 > /proc/self/oom_score_adj; } 2>/dev/null
 __sbx_state="$1"
 if [ -f "$__sbx_state/env" ]; then . "$__sbx_state/env" 2>/dev/null; fi
 shopt -s expand_aliases
