@@ -236,3 +236,13 @@ def test_it_survives_the_agent_killing_every_process_it_can(sandbox) -> None:
     after = session.run("pwd; echo $KEPT", timeout=10)
     assert attack.exit_code != 0
     assert after.output == "/tmp\n1\n"
+
+
+def test_it_keeps_the_agent_off_the_shell_servers_channel(sandbox) -> None:
+    session = sandbox()
+    forge = session.run(
+        """echo '{"op": "exit"}' > /proc/1/fd/0; printf 'D\\0\\0\\0\\2{}' > /proc/1/fd/1; ls /proc/1/fd""",
+        timeout=10,
+    )
+    assert forge.output.count("Permission denied") == 3
+    assert_alive(session)
