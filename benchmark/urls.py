@@ -1,6 +1,6 @@
 from django.urls import path
 
-from benchmark import leaderboards, views
+from benchmark import leaderboards, research_urls, views
 
 app_name = "benchmark"
 
@@ -8,4 +8,5 @@ urlpatterns = [
     path("runs/", views.run_list, name="run_list"),
     path("tasks/", views.task_list, name="task_list"),
     *leaderboards.urlpatterns,
+    *research_urls.urlpatterns,
 ]
