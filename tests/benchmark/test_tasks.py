@@ -222,3 +222,50 @@ def test_it_documents_the_format_in_a_builtin_example():
     text = (BUILTIN_DIR / "prisoners_dilemma" / "task.yaml").read_text()
     assert "{evaluator_dir}" in text and "{split}" in text
     assert textwrap.dedent(text).startswith("#")
+
+
+@pytest.mark.django_db
+def test_it_loads_folders_with_the_command_and_reports_bad_ones(tmp_path):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    make_task(tmp_path, name="good")
+    make_task(tmp_path, GOOD_YAML.replace("metric: accuracy", "metric: [1, 2]"), name="bad")
+    out, err = StringIO(), StringIO()
+    with pytest.raises(CommandError):
+        call_command("load_tasks", str(tmp_path), stdout=out, stderr=err)
+    assert "good@" in out.getvalue()
+    assert str(tmp_path / "bad" / "task.yaml") in err.getvalue() and "'metric'" in err.getvalue()
+    assert Task.objects.filter(slug="good", is_current=True).exists()
+    assert not Task.objects.filter(slug="bad").exists()
+
+
+@pytest.mark.django_db
+def test_it_refuses_baselines_for_an_unknown_slug():
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError, match="no current task"):
+        call_command("compute_baselines", "--task", "nope")
+
+
+@pytest.mark.django_db
+def test_it_seeds_and_records_why_baselines_are_missing(settings, tmp_path):
+    """Without a usable sandbox the demo records the reason, never a made-up score."""
+    from io import StringIO
+
+    from benchmark import demo
+
+    settings.SANDBOX_BACKEND = "local"
+    settings.SANDBOX_ALLOW_LOCAL = False
+    settings.MLGYM_DIR = str(MLGYM_DIR) if MLGYM_DIR.is_dir() else ""
+    out = StringIO()
+    demo.seed(stdout=out)
+    demo.seed(stdout=out)  # idempotent
+    builtin = Task.objects.filter(source="builtin")
+    assert builtin.count() == 7 and all(task.is_current for task in builtin)
+    for task in builtin:
+        assert "sandbox unavailable" in task.baseline_scores["error"]
+        assert "dev" not in task.baseline_scores
+    if MLGYM_DIR.is_dir():
+        assert Task.objects.filter(source="mlgym").count() == 19
