@@ -1,6 +1,6 @@
 from django.urls import path
 
-from benchmark import task_views, views
+from benchmark import leaderboards, task_views, views
 
 app_name = "benchmark"
 
@@ -8,4 +8,5 @@ urlpatterns = [
     path("runs/", views.run_list, name="run_list"),
     path("tasks/", task_views.task_list, name="task_list"),
     path("tasks/<uuid:code>/", task_views.task_detail, name="task_detail"),
+    *leaderboards.urlpatterns,
 ]

@@ -8,11 +8,11 @@ from benchmark.models import Run
 
 
 def visible_runs(user):
-    """Admins see every run; a researcher sees their own runs and those shared with them."""
+    """Admins see every run; a researcher sees their own runs, those shared with them, and imported public runs."""
     runs = Run.objects.select_related("task", "agent")
     if is_admin(user):
         return runs
-    return runs.filter(Q(owner=user) | Q(shared_with=user)).distinct()
+    return runs.filter(Q(owner=user) | Q(shared_with=user) | Q(source=Run.Source.MLGYM)).distinct()
 
 
 @require_GET
