@@ -4,7 +4,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from accounts.roles import ADMIN, RESEARCHER, is_admin, role_required
-from benchmark.models import Run, Task
+from benchmark.models import Run
 
 
 def visible_runs(user):
@@ -20,10 +20,3 @@ def visible_runs(user):
 def run_list(request: HttpRequest) -> HttpResponse:
     runs = visible_runs(request.user)[:200]
     return render(request, "benchmark/run_list.html", {"runs": runs})
-
-
-@require_GET
-@role_required(RESEARCHER, ADMIN)
-def task_list(request: HttpRequest) -> HttpResponse:
-    tasks = Task.objects.filter(is_current=True).order_by("kind", "slug")
-    return render(request, "benchmark/task_list.html", {"tasks": tasks})

@@ -1,0 +1,62 @@
+"""Score strategy.py's row_strategy against the hidden opponent pool of a split."""
+
+import argparse
+import random
+
+import opponents
+from arena import Player, SubmissionError, emit, fail
+
+
+def check(allocation) -> list[int]:
+    if (
+        not isinstance(allocation, list)
+        or len(allocation) != opponents.FIELDS
+        or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in allocation)
+        or sum(allocation) != opponents.SOLDIERS
+    ):
+        fail(
+            f"row_strategy returned {allocation!r}; it must return {opponents.FIELDS} non-negative "
+            f"integers summing to {opponents.SOLDIERS}"
+        )
+    return allocation
+
+
+def payoff(row: list[int], col: list[int]) -> int:
+    wins = sum(1 for a, b in zip(row, col, strict=True) if a > b)
+    losses = sum(1 for a, b in zip(row, col, strict=True) if a < b)
+    return (wins > losses) - (wins < losses)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--split", choices=["dev", "test"], required=True)
+    parser.add_argument("--submission", default="strategy.py")
+    args = parser.parse_args()
+    pool = opponents.POOLS[args.split]
+    master = random.Random(opponents.SEEDS[args.split])
+    try:
+        player = Player(args.submission, "row_strategy", call_timeout=2.0)
+    except SubmissionError as exc:
+        fail(str(exc))
+    total = rounds_played = 0
+    try:
+        for opponent in pool:
+            for _ in range(opponents.MATCHES_PER_OPPONENT):
+                rng = random.Random(master.getrandbits(32))
+                player_seed = master.getrandbits(32)
+                history: list[list[list[int]]] = []
+                for _ in range(opponents.ROUNDS):
+                    mine = check(player(history, seed=player_seed + len(history)))
+                    theirs = opponent([[col, row] for row, col in history], rng)
+                    total += payoff(mine, theirs)
+                    rounds_played += 1
+                    history.append([mine, theirs])
+    except SubmissionError as exc:
+        fail(str(exc))
+    finally:
+        player.close()
+    emit({"Score": total / rounds_played, "rounds": rounds_played, "opponents": len(pool)})
+
+
+if __name__ == "__main__":
+    main()

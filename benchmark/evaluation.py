@@ -1,0 +1,192 @@
+"""What the agent harness calls to set up a task's workspace and to score a submission.
+
+The rule (DESIGN.md, flow 2): scoring never trusts the agent's sandbox. Only the task's declared
+artifact files are copied out of it, into a fresh sandbox without network that holds the task's
+pristine evaluator (labels, opponents, instances). The metric comes from the evaluator's output,
+never from the agent.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from django.utils import timezone
+
+from benchmark.models import Task
+from benchmark.tasks import content_hash, task_files
+from sandbox import SandboxError, SandboxSpec, Session, open_session
+
+Split = Literal["dev", "test"]
+WORKDIR = "/workspace"
+MAX_ARTIFACT_BYTES = 64 << 20
+OUTPUT_KEPT = 20_000
+
+
+class TaskNotRunnable(RuntimeError):
+    """The task cannot be prepared or evaluated here (MLGym task without its code, changed folder...)."""
+
+
+@dataclass
+class ScoreResult:
+    split: str
+    metrics: dict[str, Any] = field(default_factory=dict)
+    primary: float | None = None
+    error: str = ""
+    output: str = ""
+    duration: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and self.primary is not None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"metrics": self.metrics, "primary": self.primary, "error": self.error}
+
+
+def primary_value(metrics: dict[str, Any], metric: str) -> float | None:
+    """The task's metric as a finite float, else None (a NaN or a string is not a score)."""
+    value = metrics.get(metric)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def task_folder(task: Task) -> Path:
+    """The task's folder, checked to hold exactly the version this row describes."""
+    if not task.config.get("runnable"):
+        reason = task.config.get("not_runnable_reason") or task.data_detail or "its data is missing"
+        raise TaskNotRunnable(f"task {task.slug} cannot run here: {reason}")
+    folder = Path(task.path)
+    if not folder.is_dir():
+        raise TaskNotRunnable(f"task {task.slug}: folder {folder} is gone")
+    if content_hash(folder) != task.version_hash:
+        raise TaskNotRunnable(
+            f"task {task.slug}: {folder} no longer holds version {task.version_hash[:8]} "
+            "(it changed since it was loaded: run `manage.py load_tasks` to load the new version)"
+        )
+    return folder
+
+
+def agent_sandbox_spec(*, task: Task, run_code: str) -> SandboxSpec:
+    """The agent's sandbox: no network, the task's resource limits, labels naming run and task."""
+    limits = task.config.get("sandbox", {})
+    return SandboxSpec(
+        network=False,
+        memory_mb=int(limits.get("memory_mb", 1024)),
+        cpus=float(limits.get("cpus", 1.0)),
+        labels={"referee.run": str(run_code), "referee.task": task.slug, "referee.role": "agent"},
+        workdir=WORKDIR,
+    )
+
+
+def _put_tree(session: Session, source: Path, target: str) -> None:
+    for path in task_files(source):
+        relative = path.relative_to(source).as_posix()
+        session.put_file(f"{target}/{relative}", path.read_bytes(), 0o644)
+
+
+def workspace_prepare(*, task: Task, session: Session) -> None:
+    """Starter code, training data and the baseline's files; never the evaluator or its labels."""
+    folder = task_folder(task)
+    _put_tree(session, folder / task.config["workspace_dir"], WORKDIR)
+    baseline_dir = task.config["baseline"].get("dir")
+    if baseline_dir:
+        _put_tree(session, folder / baseline_dir, WORKDIR)
+
+
+def baseline_command(task: Task) -> str:
+    """What the `baseline` agent runs in the prepared workspace to produce the artifacts."""
+    if not task.config.get("runnable"):
+        raise TaskNotRunnable(f"task {task.slug} cannot run here: {task.config.get('not_runnable_reason', '')}")
+    return task.config["baseline"]["command"]
+
+
+def evaluator_spec(task: Task) -> SandboxSpec:
+    limits = task.config.get("sandbox", {})
+    return SandboxSpec(
+        network=False,
+        memory_mb=int(limits.get("memory_mb", 1024)),
+        cpus=float(limits.get("cpus", 1.0)),
+        labels={"referee.task": task.slug, "referee.role": "evaluator"},
+        workdir=WORKDIR,
+    )
+
+
+def artifacts_evaluate(*, task: Task, artifacts: dict[str, bytes], split: Split) -> ScoreResult:
+    """Run the task's pristine evaluator on these artifact files in a fresh sandbox."""
+    from sandbox.evaluation import EVALUATOR_MOUNT, evaluate
+
+    if split not in ("dev", "test"):
+        raise ValueError(f"split must be dev or test, not {split!r}")
+    try:
+        folder = task_folder(task)
+    except TaskNotRunnable as exc:
+        return ScoreResult(split=split, error=str(exc))
+    evaluator = task.config["evaluator"]
+    try:
+        result = evaluate(
+            evaluator_dir=folder / evaluator["dir"],
+            artifacts=artifacts,
+            command=evaluator["command"].format(split=split, evaluator_dir=EVALUATOR_MOUNT),
+            timeout=float(evaluator["timeout"]),
+            spec=evaluator_spec(task),
+        )
+    except SandboxError as exc:
+        return ScoreResult(split=split, error=f"the evaluator sandbox failed: {exc}")
+    metrics = dict(result.metrics or {})
+    primary = primary_value(metrics, task.metric)
+    error = result.error or ""
+    if not error and primary is None:
+        error = f"the evaluator reported no finite value for the metric {task.metric!r}"
+    return ScoreResult(
+        split=split,
+        metrics=metrics,
+        primary=None if error else primary,
+        error=error,
+        output=(result.output or "")[-OUTPUT_KEPT:],
+        duration=float(result.duration or 0.0),
+    )
+
+
+def submission_evaluate(*, task: Task, session: Session, split: Split) -> ScoreResult:
+    """Copy only the declared artifacts out of the agent's session and score them (validate/submit)."""
+    artifacts: dict[str, bytes] = {}
+    for name in task.config.get("artifacts", []):
+        try:
+            artifacts[name] = session.get_file(f"{WORKDIR}/{name}", max_bytes=MAX_ARTIFACT_BYTES)
+        except SandboxError as exc:
+            return ScoreResult(split=split, error=f"cannot take {name} from the workspace: {exc}")
+    if not task.config.get("artifacts"):
+        return ScoreResult(split=split, error=f"task {task.slug} declares no artifacts to evaluate")
+    return artifacts_evaluate(task=task, artifacts=artifacts, split=split)
+
+
+def baseline_compute(*, task: Task) -> dict[str, Any]:
+    """Run the baseline in an agent sandbox, score it on dev and test, store it on this version.
+
+    A failure is stored as an error, never as a number.
+    """
+    scores: dict[str, Any] = {"version": task.version_hash, "computed_at": timezone.now().isoformat()}
+    try:
+        command = baseline_command(task)
+        with open_session(agent_sandbox_spec(task=task, run_code=f"baseline-{task.code}")) as session:
+            workspace_prepare(task=task, session=session)
+            run = session.run(command, timeout=float(task.config["baseline"]["timeout"]))
+            scores["baseline_output"] = run.output[-4000:]
+            if run.exit_code != 0 or run.timed_out:
+                why = "timed out" if run.timed_out else f"exited with code {run.exit_code}"
+                raise TaskNotRunnable(f"the baseline command {why}:\n{run.output[-2000:]}")
+            for split in ("dev", "test"):
+                result = submission_evaluate(task=task, session=session, split=split)
+                scores[split] = result.as_dict()
+        failed = [split for split in ("dev", "test") if scores[split]["error"]]
+        scores["error"] = "; ".join(f"{split}: {scores[split]['error']}" for split in failed)
+    except (TaskNotRunnable, SandboxError) as exc:
+        scores["error"] = str(exc)
+    task.baseline_scores = scores
+    task.save(update_fields=["baseline_scores"])
+    return scores

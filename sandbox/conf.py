@@ -1,0 +1,102 @@
+"""Sandbox settings, read lazily from ``django.conf.settings`` with laptop-friendly defaults.
+
+Read at call time (never at import) so that the module works before settings are configured
+and so that tests can override settings per test.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+BACKENDS = ("docker", "bwrap", "local")
+
+
+def _setting(name: str, default: Any) -> Any:
+    from django.conf import settings
+
+    if not settings.configured:
+        return default
+    return getattr(settings, name, default)
+
+
+def base_dir() -> Path:
+    """The project root (for the ``var/`` cache); settings.BASE_DIR when configured."""
+    value = _setting("BASE_DIR", None)
+    return Path(value) if value else Path(__file__).resolve().parent.parent
+
+
+def cache_dir() -> Path:
+    return Path(_setting("SANDBOX_CACHE_DIR", None) or base_dir() / "var" / "sandbox-image")
+
+
+def backend_name() -> str:
+    return str(_setting("SANDBOX_BACKEND", "docker"))
+
+
+def image() -> str:
+    value = _setting("SANDBOX_IMAGE", None)
+    if value:
+        return str(value)
+    from sandbox.image import default_tag
+
+    return default_tag()
+
+
+def allow_local() -> bool:
+    return bool(_setting("SANDBOX_ALLOW_LOCAL", False))
+
+
+def memory_mb() -> int:
+    """Default RAM of a sandbox (SandboxSpec.memory_mb)."""
+    return int(_setting("SANDBOX_MEMORY_MB", 1024))
+
+
+def cpus() -> float:
+    return float(_setting("SANDBOX_CPUS", 1.0))
+
+
+def pids() -> int:
+    return int(_setting("SANDBOX_PIDS", 256))
+
+
+def disk_mb() -> int:
+    return int(_setting("SANDBOX_DISK_MB", 2048))
+
+
+def output_limit() -> int:
+    """Bytes of output kept per command (head and tail halves)."""
+    return int(_setting("SANDBOX_OUTPUT_LIMIT", 64 * 1024))
+
+
+def tmp_mb() -> int:
+    """Size of the writable /tmp tmpfs."""
+    return int(_setting("SANDBOX_TMP_MB", 256))
+
+
+def unprivileged_uid() -> int:
+    """Host uid that bwrap and local sandboxes run as when the worker is root: never root,
+    because RLIMIT_NPROC (the only process limit there) does not bind root."""
+    return int(_setting("SANDBOX_UNPRIVILEGED_UID", 65534))
+
+
+def bwrap_rootfs() -> str | None:
+    """Optional root filesystem for bwrap (e.g. the debootstrap rootfs); default: host /usr."""
+    value = _setting("SANDBOX_BWRAP_ROOTFS", None)
+    return str(value) if value else None
+
+
+def docker_uid() -> str:
+    return str(_setting("SANDBOX_USER", "1000:1000"))
+
+
+def parse_memory(value: str | int) -> int:
+    """'512m', '2g', '1024' (MB) -> megabytes; raises ValueError naming the bad value."""
+    text = str(value).strip().lower()
+    units = {"k": 1 / 1024, "m": 1, "g": 1024}
+    try:
+        if text and text[-1] in units:
+            return max(1, int(float(text[:-1]) * units[text[-1]]))
+        return int(text)
+    except ValueError:
+        raise ValueError(f"bad memory size {value!r}: use e.g. 512m or 2g") from None

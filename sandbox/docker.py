@@ -1,0 +1,249 @@
+"""The Docker backend: the only module that imports the Docker SDK.
+
+One container per session: non-root, no network unless asked, memory/CPU/pids limits, all
+capabilities dropped, no-new-privileges, read-only root filesystem, size-limited tmpfs for the
+workspace and /tmp, read-only data mounts, labels naming the session and its run. The shell
+server is the container's main process (PID 1), spoken to over the attached stdin/stdout.
+"""
+
+from __future__ import annotations
+
+import select
+import socket
+import struct
+import time
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import docker
+import docker.errors
+from docker.types import Mount as DockerMount
+from docker.types import Ulimit
+
+from sandbox import conf
+from sandbox.base import LABEL, SandboxError, SandboxSpec, SandboxUnavailable, Session
+
+ISOLATION = (
+    "container: non-root user, no network unless the task asks, memory/CPU/pids limits, "
+    "size-limited tmpfs workspace, all capabilities dropped, no-new-privileges, "
+    "read-only root filesystem and data mounts"
+)
+
+
+@lru_cache(maxsize=1)
+def client() -> docker.DockerClient:
+    return docker.from_env(timeout=120)
+
+
+def engine_version() -> str:
+    """The engine's version; raises SandboxUnavailable when no engine answers."""
+    try:
+        return str(client().version().get("Version", "?"))
+    except Exception as exc:  # the SDK raises several kinds when the socket is missing
+        client.cache_clear()
+        raise SandboxUnavailable(f"no Docker engine reachable: {exc}") from exc
+
+
+def engine_available() -> tuple[bool, str]:
+    """(reachable, detail) for the test suite and /healthz."""
+    try:
+        return True, f"engine {engine_version()}"
+    except SandboxUnavailable as exc:
+        return False, str(exc)
+
+
+def image_exists(tag: str) -> bool:
+    try:
+        client().images.get(tag)
+    except docker.errors.ImageNotFound:
+        return False
+    return True
+
+
+def import_image(tarball: Path, tag: str, *, changes: list[str], inputs: str) -> None:
+    repository, _, version = tag.partition(":")
+    changes = [*changes, f"LABEL {LABEL}.inputs={inputs}"]
+    client().api.import_image(src=str(tarball), repository=repository, tag=version or "latest", changes=changes)
+    if not image_exists(tag):
+        raise SandboxError(f"docker import of {tag} did not produce the image")
+
+
+def info() -> dict[str, Any]:
+    tag = conf.image()
+    try:
+        version = engine_version()
+    except SandboxUnavailable as exc:
+        return {"isolation": ISOLATION, "available": False, "detail": str(exc)}
+    if not image_exists(tag):
+        detail = f"engine {version}; image {tag} missing: run manage.py build_sandbox_image"
+        return {"isolation": ISOLATION, "available": False, "detail": detail}
+    return {"isolation": ISOLATION, "available": True, "detail": f"engine {version}; image {tag}"}
+
+
+class SocketChannel:
+    """stdin/stdout of a ``docker exec`` (no TTY): stdout arrives in 8-byte-header frames."""
+
+    def __init__(self, raw: socket.socket) -> None:
+        self.raw = raw
+        self.raw.setblocking(True)
+        self.pending = bytearray()
+        self.stderr = bytearray()
+
+    def send(self, data: bytes) -> None:
+        self.raw.sendall(data)
+
+    def recv(self, timeout: float) -> bytes:
+        while True:
+            out = self._demux()
+            if out is not None:
+                return out
+            if not select.select([self.raw], [], [], timeout)[0]:
+                raise TimeoutError
+            chunk = self.raw.recv(1 << 16)
+            if not chunk:
+                return b""
+            self.pending += chunk
+
+    def _demux(self) -> bytes | None:
+        out = bytearray()
+        while len(self.pending) >= 8:
+            stream, size = self.pending[0], struct.unpack(">I", self.pending[4:8])[0]
+            if len(self.pending) < 8 + size:
+                break
+            payload = bytes(self.pending[8 : 8 + size])
+            del self.pending[: 8 + size]
+            if stream == 2:
+                self.stderr = (self.stderr + payload)[-4096:]
+            else:
+                out += payload
+        return bytes(out) if out else None
+
+    def close(self) -> None:
+        try:
+            self.raw.close()
+        except OSError:
+            pass
+
+
+class DockerSession(Session):
+    backend = "docker"
+
+    def __init__(self, spec: SandboxSpec) -> None:
+        super().__init__(spec)
+        self.container: Any = None
+        self.channel: SocketChannel | None = None
+
+    def container_options(self) -> dict[str, Any]:
+        spec = self.spec
+        uid, _, gid = conf.docker_uid().partition(":")
+        tmp_mb = conf.tmp_mb()
+        # tmpfs pages are charged to the container's memory cgroup, so the limit covers the
+        # RAM the task asked for plus its disk: filling the disk then cannot OOM the shell.
+        memory = f"{spec.memory_mb + spec.disk_mb + tmp_mb}m"
+        tmpfs_opts = "rw,exec,nosuid,nodev"
+        mounts = [
+            DockerMount(target=m.target, source=str(Path(m.source).resolve()), type="bind", read_only=m.read_only)
+            for m in spec.mounts
+        ]
+        return {
+            "image": spec.image or conf.image(),
+            # The shell server is the container's PID 1: it reaps orphans, and signals from
+            # inside the container cannot kill it.
+            "command": self.server_command(workdir=spec.workdir),
+            "stdin_open": True,
+            "user": conf.docker_uid(),
+            "network_mode": "bridge" if spec.network else "none",
+            "mem_limit": memory,
+            "memswap_limit": memory,
+            "nano_cpus": int(spec.cpus * 1e9),
+            "pids_limit": spec.pids,
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges:true"],
+            "read_only": True,
+            "tmpfs": {
+                spec.workdir: f"{tmpfs_opts},size={spec.disk_mb}m,mode=0755,uid={uid},gid={gid or uid}",
+                "/tmp": f"{tmpfs_opts},size={tmp_mb}m,mode=1777",
+            },
+            "mounts": mounts,
+            "labels": self.labels,
+            "environment": {"HOME": spec.workdir, **spec.env},
+            "hostname": "sandbox",
+            "working_dir": spec.workdir,
+            "ulimits": [Ulimit(name="core", soft=0, hard=0)],
+            "shm_size": "64m",
+            "ipc_mode": "private",
+        }
+
+    def _start(self) -> SocketChannel:
+        options = self.container_options()
+        api = client().api
+        try:
+            # create + start, never run: run() would try to pull a missing image from a registry.
+            self.container = client().containers.create(**options)
+            # Attach before starting so that no byte of the server's output is missed.
+            sock = api.attach_socket(self.container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+            self.channel = SocketChannel(getattr(sock, "_sock", sock))
+            self.container.start()
+        except docker.errors.ImageNotFound as exc:
+            raise SandboxUnavailable(
+                f"sandbox image {options['image']} missing: run manage.py build_sandbox_image"
+            ) from exc
+        except docker.errors.DockerException as exc:
+            raise SandboxError(f"cannot start a sandbox container: {exc}") from exc
+        return self.channel
+
+    def _diagnostics(self) -> str:
+        if self.channel and self.channel.stderr:
+            return self.channel.stderr.decode(errors="replace")
+        return ""
+
+    def _destroy(self) -> None:
+        if self.container is not None:
+            try:
+                self.container.remove(force=True, v=True)
+            except docker.errors.NotFound:
+                pass
+            except docker.errors.DockerException:
+                pass  # the reaper finds it by its labels
+
+
+def open_session(spec: SandboxSpec) -> DockerSession:
+    engine_version()
+    return DockerSession(spec).start()
+
+
+# -- used by the reaper and the benchmark ---------------------------------------------------
+def sandbox_containers() -> Iterator[dict[str, Any]]:
+    """Every sandbox container, as {"id", "labels", "status", "created"}."""
+    for container in client().containers.list(all=True, filters={"label": LABEL}):
+        yield {
+            "id": container.id,
+            "name": container.name,
+            "labels": dict(container.labels),
+            "status": container.status,
+        }
+
+
+def remove_container(container_id: str) -> bool:
+    try:
+        client().containers.get(container_id).remove(force=True, v=True)
+    except docker.errors.NotFound:
+        return False
+    return True
+
+
+def plain_run(image: str, command: list[str]) -> float:
+    """Seconds for a fresh ``docker run --rm`` of ``command`` (benchmark baseline)."""
+    started = time.perf_counter()
+    client().containers.run(image, command, remove=True, network_mode="none", user=conf.docker_uid())
+    return time.perf_counter() - started
+
+
+def plain_exec(container_id: str, command: list[str]) -> float:
+    """Seconds for a fresh ``docker exec`` of ``command`` in a running container."""
+    started = time.perf_counter()
+    result = client().api.exec_create(container_id, command, user=conf.docker_uid())
+    client().api.exec_start(result["Id"])
+    return time.perf_counter() - started

@@ -1,0 +1,28 @@
+"""Build (or reuse) the sandbox image without a registry: debootstrap + wheels + docker import."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from sandbox.base import SandboxError
+from sandbox.image import ImageBuildError, build_image, default_tag
+
+
+class Command(BaseCommand):
+    help = "Build the sandbox image referee-sandbox:<hash of inputs>, reused when it exists."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--force", action="store_true", help="rebuild even if the tag exists")
+        parser.add_argument("--print-tag", action="store_true", help="only print the tag it would build")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["print_tag"]:
+            self.stdout.write(default_tag())
+            return
+        try:
+            tag = build_image(force=options["force"], log=lambda line: self.stdout.write(line))
+        except (ImageBuildError, SandboxError) as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(self.style.SUCCESS(tag))

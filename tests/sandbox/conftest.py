@@ -1,0 +1,78 @@
+"""Sandbox fixtures: the image (built once, reused by tag), backends, world-readable data dirs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from sandbox import SandboxSpec, Session, open_session
+
+
+@pytest.fixture(scope="session")
+def sandbox_image(docker_available: None) -> str:
+    """The hash-tagged image; built here (debootstrap + wheels + import) if the engine lacks it."""
+    from sandbox.image import build_image
+
+    return build_image(log=lambda line: None)
+
+
+def _bwrap_problem() -> str | None:
+    from sandbox.bwrap import probe
+
+    return probe()
+
+
+@pytest.fixture(params=["docker", "bwrap"])
+def backend(request: pytest.FixtureRequest, settings) -> str:
+    """Each isolation test runs against Docker and against bubblewrap where they work."""
+    settings.SANDBOX_TMP_MB = 64
+    if request.param == "docker":
+        request.applymarker(pytest.mark.docker)
+        request.getfixturevalue("sandbox_image")
+    else:
+        problem = _bwrap_problem()
+        if problem:
+            pytest.skip(f"bubblewrap unusable here: {problem}")
+    return request.param
+
+
+@pytest.fixture
+def sandbox(backend: str) -> Iterator[Callable[..., Session]]:
+    """sandbox(**spec fields) -> an open session on the backend, closed after the test."""
+    opened: list[Session] = []
+
+    def make(**fields: object) -> Session:
+        fields.setdefault("disk_mb", 64)
+        fields.setdefault("memory_mb", 512)
+        session = open_session(SandboxSpec(**fields), backend=backend)  # type: ignore[arg-type]
+        opened.append(session)
+        return session
+
+    yield make
+    for session in opened:
+        session.close()
+
+
+@pytest.fixture
+def public_dir() -> Iterator[Path]:
+    """A world-readable temp dir: bwrap under a root worker runs as an unprivileged uid, and
+    pytest's tmp_path (under a 0700 directory) is not readable by it."""
+    path = Path(tempfile.mkdtemp(prefix="referee-test-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def make_public(path: Path) -> None:
+    for root, dirs, files in os.walk(path):
+        for name in dirs:
+            (Path(root) / name).chmod(0o755)
+        for name in files:
+            file = Path(root) / name
+            file.chmod(file.stat().st_mode | stat.S_IROTH | stat.S_IRGRP)
