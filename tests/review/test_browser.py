@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connections
 
 from review.models import Assignment, Review
 from review.services import campaign_assign, campaign_create
@@ -27,6 +28,9 @@ def browser(monkeypatch):
             yield b
         finally:
             b.close()
+            # ORM calls made while Playwright ran opened a connection in its greenlet's context:
+            # close it here, or PostgreSQL refuses to drop the test database at the end.
+            connections.close_all()
 
 
 @pytest.fixture
