@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.roles import ADMIN, role_required
 from review import exports
-from review.forms import CampaignForm, ReassignForm
+from review.forms import CampaignForm, ConflictForm, ReassignForm
 from review.models import Assignment, Campaign
 from review.services import (
     AssignmentError,
@@ -17,6 +17,7 @@ from review.services import (
     campaign_assign,
     campaign_progress,
     campaign_reclaim,
+    conflict_add,
 )
 from review.services import (
     campaign_create as campaign_create_service,
@@ -62,7 +63,13 @@ def campaign_detail(request: HttpRequest, code: str) -> HttpResponse:
     return render(
         request,
         "review/campaign_detail.html",
-        {"campaign": campaign, "progress": progress, "reassign_form": ReassignForm(campaign=campaign)},
+        {
+            "campaign": campaign,
+            "progress": progress,
+            "reassign_form": ReassignForm(campaign=campaign),
+            "conflict_form": ConflictForm(campaign=campaign),
+            "conflicts": campaign.conflicts.select_related("reviewer", "item").order_by("id"),
+        },
     )
 
 
@@ -120,3 +127,25 @@ def campaign_export(request: HttpRequest, code: str, fmt: str) -> HttpResponse:
     response = HttpResponse(body, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="reviews-{campaign.code}.{fmt}"'
     return response
+
+
+@require_POST
+@role_required(ADMIN)
+def conflict_add_view(request: HttpRequest, code: str) -> HttpResponse:
+    """Record a conflict; assignments made from then on respect it (existing ones are the admin's to move)."""
+    campaign = get_object_or_404(Campaign, code=code)
+    form = ConflictForm(request.POST, campaign=campaign)
+    if form.is_valid():
+        data = form.cleaned_data
+        conflict_add(
+            campaign=campaign,
+            reviewer=data["reviewer"],
+            item=data["item"],
+            system=data["system"],
+            reason=data["reason"],
+        )
+        messages.success(request, "Conflict recorded.")
+    else:
+        errors = "; ".join(e for errs in form.errors.values() for e in errs)
+        messages.error(request, f"Conflict not recorded: {errors}")
+    return redirect("review:campaign_detail", campaign.code)

@@ -167,3 +167,31 @@ class ReassignForm(forms.Form):
             .objects.filter(review_memberships__campaign=campaign, review_memberships__active=True)
             .order_by("username")
         )
+
+
+class ConflictForm(forms.Form):
+    """A conflict of one reviewer with one item (by its code) or with every item of a system."""
+
+    reviewer = forms.ModelChoiceField(queryset=get_user_model().objects.none())
+    item_code = forms.CharField(required=False, max_length=16, label="Item code")
+    system = forms.CharField(required=False, max_length=200, label="or system (backbone label)")
+    reason = forms.CharField(required=False, max_length=300)
+
+    def __init__(self, *args: Any, campaign: Campaign, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.campaign = campaign
+        self.fields["reviewer"].queryset = (
+            get_user_model().objects.filter(review_memberships__campaign=campaign).order_by("username")
+        )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        code, system = (data.get("item_code") or "").strip(), (data.get("system") or "").strip()
+        if bool(code) == bool(system):
+            raise forms.ValidationError("Give either an item code or a system, not both.")
+        data["item"] = None
+        if code:
+            data["item"] = self.campaign.items.filter(code=code).first()
+            if data["item"] is None:
+                self.add_error("item_code", f"No item {code} in this campaign.")
+        return data

@@ -399,5 +399,9 @@ def review_submit(*, assignment: Assignment, scores: dict, confidence: int) -> R
     return review
 
 
-def conflict_add(*, campaign: Campaign, reviewer: Any, item: CampaignItem | None = None, system: str = "") -> Conflict:
-    return Conflict.objects.create(campaign=campaign, reviewer=reviewer, item=item, system=system.strip())
+def conflict_add(
+    *, campaign: Campaign, reviewer: Any, item: CampaignItem | None = None, system: str = "", reason: str = ""
+) -> Conflict:
+    return Conflict.objects.create(
+        campaign=campaign, reviewer=reviewer, item=item, system="" if item else system.strip(), reason=reason
+    )

@@ -21,5 +21,6 @@ urlpatterns = [
         views.assignment_reassign_view,
         name="assignment_reassign",
     ),
+    path("review/campaigns/<uuid:code>/conflicts", views.conflict_add_view, name="conflict_add"),
     path("review/campaigns/<uuid:code>/export.<str:fmt>", views.campaign_export, name="campaign_export"),
 ]

@@ -32,6 +32,7 @@ from review.campaign_views import (  # noqa: F401  (re-exported for urls.py)
     campaign_export,
     campaign_list,
     campaign_reclaim_view,
+    conflict_add_view,
 )
 from review.forms import ReviewForm, draft_to_form_data, score_dimensions
 from review.models import Assignment, Campaign, Review

@@ -112,3 +112,28 @@ def test_it_exports_from_the_page(client_for, admin_user, campaign) -> None:
     assert len(rows) == 1 and rows[0]["overall"] == "9" and rows[0]["overall_justification"] == "great"
     r = c.get(reverse("review:campaign_export", args=[campaign.code, "json"]))
     assert json.loads(r.content)["reviews"][0]["confidence"] == 5
+
+
+def test_it_records_conflicts_from_the_page_and_assignment_respects_them(
+    client_for, admin_user, reviewer, campaign
+) -> None:
+    c = client_for(admin_user)
+    item = campaign.items.first()
+    r = c.post(
+        reverse("review:conflict_add", args=[campaign.code]),
+        {"reviewer": reviewer.pk, "item_code": item.code},
+        follow=True,
+    )
+    assert "Conflict recorded" in r.content.decode()
+    r = c.post(
+        reverse("review:conflict_add", args=[campaign.code]),
+        {"reviewer": reviewer.pk, "item_code": "i-nope"},
+        follow=True,
+    )
+    assert "No item i-nope" in r.content.decode()
+    r = c.post(reverse("review:conflict_add", args=[campaign.code]), {"reviewer": reviewer.pk}, follow=True)
+    assert "either an item code or a system" in r.content.decode()
+    campaign_assign(campaign=campaign)
+    assert not campaign.assignments.filter(reviewer=reviewer, item=item).exists()
+    assert campaign.conflicts.count() == 1
+    assert client_for(reviewer).post(reverse("review:conflict_add", args=[campaign.code]), {}).status_code == 403

@@ -102,6 +102,7 @@ def _admin_urls(world) -> list[tuple[str, str]]:
         ("post", reverse("review:campaign_assign", args=[code])),
         ("post", reverse("review:campaign_reclaim", args=[code])),
         ("post", reverse("review:assignment_reassign", args=[code, world["mine"].code])),
+        ("post", reverse("review:conflict_add", args=[code])),
     ]
 
 
