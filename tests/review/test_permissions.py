@@ -155,3 +155,40 @@ def test_it_keeps_reviewers_out_of_every_admin_and_research_page(client_for, rev
         elif r.status_code == 302:
             assert "login" in r["Location"], (name, r["Location"])
     assert opened == []
+
+
+def _code_urls(codes: list[str]) -> list[tuple[str, str]]:
+    """Every project URL whose only arguments are codes, filled with each of `codes`."""
+    out = []
+
+    def walk(patterns, prefix: str) -> None:
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                walk(p.url_patterns, f"{prefix}{p.namespace}:" if p.namespace else prefix)
+            elif isinstance(p, URLPattern) and p.name and p.pattern.regex.groupindex:
+                names = list(p.pattern.regex.groupindex)
+                for code in codes:
+                    try:
+                        out.append((prefix + p.name, reverse(prefix + p.name, kwargs=dict.fromkeys(names, code))))
+                    except Exception:
+                        continue
+
+    walk(get_resolver().url_patterns, "")
+    return out
+
+
+def test_it_keeps_reviewers_out_of_the_run_behind_their_item(client_for, reviewer, world) -> None:
+    """Knowing (or guessing) the run's, the artifact's or the task's code opens no research or admin page."""
+    artifact = world["mine"].item.artifact
+    codes = [str(artifact.research_run.code), str(artifact.code), str(artifact.research_run.task.code)]
+    c = client_for(reviewer)
+    opened = []
+    for name, url in _code_urls(codes):
+        if name.startswith("review:") or name.startswith("accounts:"):
+            continue
+        r = c.get(url)
+        if r.status_code == 200:
+            opened.append(url)
+        elif r.status_code == 302:
+            assert "login" in r["Location"], (name, r["Location"])
+    assert opened == []
