@@ -21,6 +21,7 @@ import json
 import os
 import random
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -292,6 +293,7 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(timeout=10)
+        shutil.rmtree(tmp, ignore_errors=True)
 
     n_items = sum(len(r["codes"]) for r in reviewers)
     print(f"review_load: {len(reviewers)} concurrent reviewers, {n_items} assignments, {args.saves} saves per item, "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,11 @@ from tests.review.factories import make_paper, make_rubric
 pytestmark = pytest.mark.django_db
 
 SHARED = Path("/work/shared/mlrbench")
-for candidate in (Path(__file__).resolve().parents[2].parent / "shared" / "mlrbench", SHARED):
+for candidate in (
+    Path(os.environ.get("MLRBENCH_DIR") or "/nonexistent"),
+    Path(__file__).resolve().parents[2].parent / "shared" / "mlrbench",
+    SHARED,
+):
     if candidate.is_dir():
         SHARED = candidate
         break
