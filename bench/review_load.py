@@ -205,6 +205,10 @@ def reviewer_loop(
         csrf = client.cookies.get("csrftoken", "")
         for n in range(saves):
             time.sleep(think * rng.uniform(0.5, 1.5))
+            if n and n % 4 == 0:  # the reviewer reloads the page now and then (and a reload restores the draft)
+                status, _ = client.request("GET", f"/review/a/{code}/")
+                if status != 200:
+                    errors.append(f"GET item {status}")
             scores = {
                 k: {"score": rng.randint(1, 10), "justification": "text " * rng.randint(5, 60)}
                 for k in DIMENSIONS[: 1 + n % 5]
