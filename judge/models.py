@@ -81,6 +81,13 @@ class Judgment(models.Model):
     )
     findings = models.JSONField(default=list, blank=True, help_text="hallucination audit: typed findings with evidence")
     error = models.TextField(blank=True)
+    repairs = models.JSONField(
+        default=list, blank=True, help_text="what was repaired in the accepted reply (code fence, trailing commas, ...)"
+    )
+    attempt_log = models.JSONField(
+        default=list, blank=True, help_text="every attempt: reply, validation error, tokens, cost (audit of retries)"
+    )
+    source_path = models.CharField(max_length=500, blank=True, help_text="imported judgments: the file they came from")
     tokens_sent = models.PositiveIntegerField(default=0)
     tokens_received = models.PositiveIntegerField(default=0)
     cost = models.FloatField(default=0.0)
