@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from review import views
 
@@ -22,4 +22,5 @@ urlpatterns = [
         name="assignment_reassign",
     ),
     path("review/campaigns/<uuid:code>/export.<str:fmt>", views.campaign_export, name="campaign_export"),
+    path("", include("review.agreement.urls")),  # /agreement/<campaign code>/ (review.agreement.views)
 ]
