@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 from django.utils import timezone
 
@@ -316,3 +317,74 @@ def test_it_answers_404_for_a_bad_code_or_format(client_for, admin_user) -> None
 def test_it_refuses_other_methods(client_for, admin_user, url) -> None:
     campaign = make_campaign()
     assert client_for(admin_user).post(url.format(code=campaign.code)).status_code == 405
+
+
+# --- the released MLR-Bench study, imported into the app -----------------------------------------
+
+MLRBENCH = Path(settings.MLRBENCH_DIR or Path(settings.BASE_DIR).parent / "shared" / "mlrbench")
+RELEASED_HUMAN = MLRBENCH / "human_eval" / "human_review.csv"
+needs_mlrbench = pytest.mark.skipif(
+    not (RELEASED_HUMAN.is_file() and (MLRBENCH / "agent_results").is_dir()),
+    reason=f"MLR-Bench data not found at {MLRBENCH} (set MLRBENCH_DIR)",
+)
+
+
+@pytest.fixture
+def released_study(db) -> Campaign:
+    out = io.StringIO()
+    call_command("import_mlr_results", str(MLRBENCH), stdout=out)
+    call_command("import_human_reviews", str(RELEASED_HUMAN), "--campaign", "MLR-Bench study", stdout=out)
+    return Campaign.objects.get(name="MLR-Bench study")
+
+
+def _first_of_duplicates(src: Path, dst: Path) -> None:
+    """The released file with each repeated (reviewer, paper) row dropped after its first, as the
+    review app stores it (one review per reviewer and item)."""
+    with src.open(newline="") as fh:
+        rows = list(csv.reader(fh))
+    seen, kept = set(), [rows[0]]
+    for row in rows[1:]:
+        key = tuple(row[:3])
+        if key not in seen:
+            seen.add(key)
+            kept.append(row)
+    with dst.open("w", newline="") as fh:
+        csv.writer(fh).writerows(kept)
+
+
+@needs_mlrbench
+@pytest.mark.parametrize("pairing", ["mlrbench", "strict"])
+def test_it_reproduces_the_file_analysis_of_the_imported_study(
+    released_study, tmp_path, client_for, admin_user, pairing
+) -> None:
+    """The app holds one review per reviewer and paper (the import keeps the first of the three
+    repeated rows and lists them), so its numbers equal the file command on the released files
+    with those three rows dropped - per judge and for the judges' mean - under either pairing."""
+    kinds = [f["kind"] for f in released_study.import_faults]
+    assert kinds.count("duplicate_review") == 3
+    human = tmp_path / "human_review.csv"
+    _first_of_duplicates(RELEASED_HUMAN, human)
+    llm = MLRBENCH / "human_eval" / "llm_judge.csv"
+    per_judge = file_command("--human", str(human), "--llm", str(llm), "--pairing", pairing,
+                             "--judge-reviews", str(MLRBENCH / "agent_reviews"))  # fmt: skip
+    response = download(client_for(admin_user), released_study, "json", f"?pairing={pairing}&bootstrap=0")
+    app = json.loads(response.content)
+    views = {"judges_mean": "judges_mean"} | {
+        f"judge:{p}:{m}": f"judge:{m}"
+        for p, m in (("anthropic", "claude-3-7-sonnet-20250219"), ("google", "gemini-2.5-pro-preview"))
+    }
+    assert app["views"] == sorted(views, key=lambda v: (v == "judges_mean", v))
+    assert_same_statistics(app, per_judge, views)
+    # The released llm_judge.csv (the judges' mean per paper) gives the same judges_mean view.
+    means = file_command("--human", str(human), "--llm", str(llm), "--pairing", pairing)
+    for crit in CRITERIA:
+        mine = app["criteria"][crit]["views"]["judges_mean"]["mlrbench_mann_whitney_u"]
+        theirs = means["criteria"][crit]["views"]["judges_mean"]["mlrbench_mann_whitney_u"]
+        assert (mine["estimate"], mine["n"]) == (theirs["estimate"], theirs["n"])
+        assert mine["p_value"] == pytest.approx(theirs["p_value"], rel=1e-12)
+    if pairing == "mlrbench":
+        novelty = app["criteria"]["Novelty"]["views"]["judges_mean"]["mlrbench_mann_whitney_u"]
+        # 27 human-human differences (the published 24 lose three pairs to the repeated rows) and
+        # 57 human-judge ones (the published 60 count the repeated rows).
+        assert novelty["n"] == {"human_human": 27, "human_judge": 57}
+        assert novelty["estimate"] == 749.0
