@@ -214,7 +214,7 @@ def test_it_shows_every_criterion_with_chart_slots_and_settings(client_for, admi
     assert 'id="agreement-charts"' in page and "vendor/plotly.min.js" in page and "js/agreement.js" in page
     assert "mlrbench: the MLR-Bench authors" in page and "+/-0.75" in page
     assert "failed_judgment" in page  # faults are shown with the numbers
-    assert f"report.csv?pairing=mlrbench&amp;margin=0.75&amp;bootstrap=50" in page
+    assert "report.csv?pairing=mlrbench&amp;margin=0.75&amp;bootstrap=50" in page
     assert "https://" not in page.split("<footer")[0]  # nothing from a CDN
     charts = response.context["charts"]
     assert len(charts) == 20 and all(c["figure"]["data"] for c in charts)
@@ -240,7 +240,14 @@ def test_it_downloads_reports_that_pin_what_a_reader_needs(client_for, admin_use
     assert all("B=100" in r["ci_method"] for r in rows if r["key"] == "mad_judge_human_mean")
     page = download(client, campaign, "html", query).content.decode()
     assert "plotly.js v" in page and "<script src=" not in page
-    for pinned in ("hash-0", "anthropic:claude-judge", "rubric v1", "strict", "&quot;tost_margin&quot;: 0.6", "@media print"):
+    for pinned in (
+        "hash-0",
+        "anthropic:claude-judge",
+        "rubric v1",
+        "strict",
+        "&quot;tost_margin&quot;: 0.6",
+        "@media print",
+    ):
         assert pinned in page
 
 
