@@ -103,12 +103,19 @@ def judgment_execute(*, judgment: Judgment) -> Judgment:
     judgment.refresh_from_db()
     if not claimed:  # another worker has it, or it already finished: running it twice would double the cost
         return judgment
+    try:
+        return _judge(judgment)
+    except Exception as exc:  # an unexpected bug must end as a visible failure, not a row stuck in "running"
+        return _fail(judgment, f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _judge(judgment: Judgment) -> Judgment:
     rubric = judgment.rubric
     try:
         prompt = prompt_render(
             artifact=judgment.artifact, rubric=rubric, with_supplementary=judgment.with_supplementary
         )
-    except Exception as exc:  # a broken artifact must end as a visible failure, not a stuck "running" row
+    except (OSError, ValueError) as exc:  # an unreadable artifact file, a malformed stored trace
         return _fail(judgment, f"could not render the prompt: {type(exc).__name__}: {exc}")
     judgment.prompt_hash = prompt.hash
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt.user}]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import html
+import json
 import re
 from collections.abc import Callable
 from functools import lru_cache
@@ -215,13 +216,18 @@ def item_system_names(item) -> list[str]:  # item: review.models.CampaignItem
 
 
 _FIG = "REVIEWFIGURE{}X"
+RENDERER_VERSION = "1"  # bump when rendering or scrubbing changes: stored renders are then redone
 
 
-@lru_cache(maxsize=512)
-def _render_cached(
-    content_hash: str, content: str, files: tuple[str, ...], names: tuple[str, ...]
-) -> tuple[str, tuple]:
-    """Rendered HTML with figure placeholders, shared by all assignments of an item (the hot path)."""
+def render_key(text: str, files: list[str], names: list[str]) -> str:
+    """Identifies a render: the text, its files, the names scrubbed and the renderer version."""
+    payload = json.dumps([RENDERER_VERSION, text, list(files), list(names)])
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def render_blinded(text: str, files: tuple[str, ...], names: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """Rendered, scrubbed HTML with figure placeholders (shared by all assignments of an item), and
+    the stored paths the placeholders stand for, in order."""
     mapping = image_map(list(files))
     used: list[str] = []
 
@@ -235,19 +241,29 @@ def _render_cached(
 
     # Scrub the rendered HTML, not the source: image paths must still match the stored files, and
     # the placeholders that replace them carry no name.
-    return scrub(render_markdown(content, image_url=url), names), tuple(used)
+    return scrub(render_markdown(text, image_url=url), names), tuple(used)
 
 
-RENDER_CACHE = True  # the benchmark switches this off to measure the alternative
+_render_cached = lru_cache(maxsize=256)(render_blinded)
+RENDER_CACHE = True  # the benchmark switches this off to measure rendering on every request
 
 
-def blinded_html(*, text: str, files: list[str], names: list[str], assignment_code: str, base_url: str) -> str:
-    """Blinded, rendered `text`: figures point at `base_url + figure_id`."""
-    args = (hashlib.sha256(text.encode()).hexdigest(), text, tuple(files), tuple(names))
-    html_, used = _render_cached(*args) if RENDER_CACHE else _render_cached.__wrapped__(*args)
+def item_render(item) -> tuple[str, tuple[str, ...]]:  # item: review.models.CampaignItem
+    """The item's blinded render: the one stored on the item when still current, else rendered here."""
+    artifact = item.artifact
+    names = item_system_names(item)
+    files = tuple(artifact.files or [])
+    if RENDER_CACHE and item.rendered_key == render_key(artifact.content, list(files), names):
+        return item.rendered_html, tuple(item.rendered_figures)
+    render = _render_cached if RENDER_CACHE else render_blinded
+    return render(artifact.content, files, tuple(names))
+
+
+def with_figure_urls(template: str, used: tuple[str, ...], *, assignment_code: str, base_url: str) -> str:
+    """Put the assignment's own opaque figure URLs into a shared render."""
     for i, rel in enumerate(used):
-        html_ = html_.replace(_FIG.format(i), base_url + figure_id(assignment_code, rel))
-    return html_
+        template = template.replace(_FIG.format(i), base_url + figure_id(assignment_code, rel))
+    return template
 
 
 def find_file(*, files: list[str], assignment_code: str, fid: str, extensions: set[str]) -> str | None:

@@ -84,6 +84,11 @@ class CampaignItem(models.Model):
     artifact = models.ForeignKey(Artifact, on_delete=models.PROTECT, related_name="campaign_items")
     code = models.CharField(max_length=16, default=new_item_code)
     tags = models.JSONField(default=list, blank=True, help_text="topic tags matched against reviewer expertise")
+    # The blinded render shared by the item's assignments (figure URLs are filled in per assignment),
+    # stored when the item is added so that no reviewer's page pays for rendering the paper.
+    rendered_html = models.TextField(blank=True)
+    rendered_figures = models.JSONField(default=list, blank=True, help_text="stored paths behind the placeholders")
+    rendered_key = models.CharField(max_length=64, blank=True, help_text="blinding.render_key of the stored render")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

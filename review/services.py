@@ -23,6 +23,7 @@ from django.utils import timezone
 from accounts.models import Profile
 from benchmark.models import Artifact
 from judge.models import Rubric
+from review import blinding
 from review.models import Assignment, Campaign, CampaignItem, CampaignReviewer, Conflict, Review
 
 log = logging.getLogger(__name__)
@@ -103,7 +104,19 @@ def campaign_add_items(*, campaign: Campaign, artifacts: list[Artifact]) -> int:
         new.append(CampaignItem(campaign=campaign, artifact=artifact, tags=sorted(tags)))
         have.add(artifact.pk)
     CampaignItem.objects.bulk_create(new)
+    for item in campaign.items.filter(rendered_key="").select_related("artifact__research_run"):
+        item_prerender(item=item)
     return len(new)
+
+
+def item_prerender(*, item: CampaignItem) -> None:
+    """Store the item's blinded render (see CampaignItem.rendered_html)."""
+    artifact = item.artifact
+    names = blinding.item_system_names(item)
+    html, used = blinding.render_blinded(artifact.content, tuple(artifact.files or []), tuple(names))
+    item.rendered_html, item.rendered_figures = html, list(used)
+    item.rendered_key = blinding.render_key(artifact.content, list(artifact.files or []), names)
+    item.save(update_fields=["rendered_html", "rendered_figures", "rendered_key"])
 
 
 def campaign_add_reviewers(*, campaign: Campaign, reviewers: list[Any]) -> int:
@@ -315,29 +328,42 @@ def _writable(assignment: Assignment) -> None:
         raise ReviewLocked(f"the assignment is {assignment.status}")
 
 
-def review_save_draft(*, assignment: Assignment, scores: dict, confidence: int | None, revision: int) -> Review:
+@dataclass(frozen=True)
+class DraftSaved:
+    revision: int
+    saved_at: Any
+
+
+def review_save_draft(*, assignment: Assignment, scores: dict, confidence: int | None, revision: int) -> DraftSaved:
     """Store a draft if `revision` is newer than the stored one (autosaves may arrive out of order).
 
     Compare-and-set in one UPDATE: no row lock is held across the request, and a late, older save
-    can never overwrite a newer one.
+    can never overwrite a newer one. The first save of an assignment creates the row instead.
     """
     _writable(assignment)
     now = timezone.now()
     with transaction.atomic():
-        review, _ = Review.objects.get_or_create(assignment=assignment)
-        updated = Review.objects.filter(pk=review.pk, status=Review.Status.DRAFT, revision__lt=revision).update(
-            scores=scores, confidence=confidence, revision=revision, updated_at=now
-        )
+        updated = Review.objects.filter(
+            assignment=assignment, status=Review.Status.DRAFT, revision__lt=revision
+        ).update(scores=scores, confidence=confidence, revision=revision, updated_at=now)
         if not updated:
-            review.refresh_from_db()
-            if review.status != Review.Status.DRAFT:
+            current = Review.objects.filter(assignment=assignment).values_list("status", "revision").first()
+            if current is None:
+                try:
+                    with transaction.atomic():
+                        Review.objects.create(
+                            assignment=assignment, scores=scores, confidence=confidence, revision=revision
+                        )
+                except IntegrityError:  # a concurrent first save won; the caller retries with its revision
+                    raise StaleRevision(0) from None
+            elif current[0] != Review.Status.DRAFT:
                 raise ReviewLocked("the review is submitted")
-            raise StaleRevision(review.revision)
+            else:
+                raise StaleRevision(current[1])
         Assignment.objects.filter(pk=assignment.pk, status__in=Assignment.OPEN).update(
             status=Assignment.Status.STARTED, last_activity=now
         )
-    review.refresh_from_db()
-    return review
+    return DraftSaved(revision=revision, saved_at=now)
 
 
 def review_submit(*, assignment: Assignment, scores: dict, confidence: int) -> Review:

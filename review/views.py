@@ -140,14 +140,12 @@ def _render_item(
     status: int = 200,
 ) -> HttpResponse:
     campaign = assignment.campaign
-    artifact = assignment.item.artifact
-    names = blinding.item_system_names(assignment.item)
     base = reverse("review:figure", args=[assignment.code, "x"])[:-1]
-    paper_html = blinding.blinded_html(
-        text=artifact.content, files=artifact.files or [], names=names, assignment_code=assignment.code, base_url=base
-    )
+    template, used = blinding.item_render(assignment.item)
+    paper_html = blinding.with_figure_urls(template, used, assignment_code=assignment.code, base_url=base)
     supplementary = []
     if campaign.show_supplementary:
+        names = blinding.item_system_names(assignment.item)
         for sup_artifact, rel in _supplementary(assignment):
             supplementary.append(
                 {
@@ -160,14 +158,19 @@ def _render_item(
     fields = []
     for dim in form.dimensions:
         key = dim["key"]
+        current = form[f"score_{key}"].value()
         fields.append(
             {
                 "dim": dim,
                 "anchors": sorted((dim.get("anchors") or {}).items(), key=lambda kv: kv[0], reverse=True),
                 "score": form[f"score_{key}"],
                 "just": form[f"just_{key}"],
-                "choices": list(range(int(dim.get("min", 1)), int(dim.get("max", 10)) + 1)),
-                "current": form[f"score_{key}"].value(),
+                # (value, checked) pairs built here: the template loop stays free of filters (hot path).
+                "options": [
+                    (v, str(v) == str(current)) for v in range(int(dim.get("min", 1)), int(dim.get("max", 10)) + 1)
+                ],
+                "low": dim.get("min", 1),
+                "high": dim.get("max", 10),
             }
         )
     context = {
@@ -235,7 +238,7 @@ def draft(request: HttpRequest, code: str) -> JsonResponse:
     if not form.is_valid():
         return JsonResponse({"error": "invalid draft", "fields": form.errors.get_json_data()}, status=400)
     try:
-        review = review_save_draft(
+        saved = review_save_draft(
             assignment=assignment,
             scores=form.scores(),
             confidence=form.cleaned_data.get("confidence"),
@@ -245,7 +248,7 @@ def draft(request: HttpRequest, code: str) -> JsonResponse:
         return JsonResponse({"error": "stale", "revision": exc.current}, status=409)
     except ReviewLocked as exc:
         return JsonResponse({"error": "locked", "detail": str(exc)}, status=409)
-    return JsonResponse({"revision": review.revision, "saved_at": review.updated_at.isoformat()})
+    return JsonResponse({"revision": saved.revision, "saved_at": saved.saved_at.isoformat()})
 
 
 @never_cache

@@ -158,3 +158,14 @@ def test_it_keeps_panels_apart_per_rubric_version(paper):
     make_judgment(paper, v2, CLAUDE, {"novelty": 2})
     panels = judgment_panels(artifact=paper)
     assert [(p.rubric.version, p.rows[1].mean) for p in panels] == [(2, 2.0), (1, 8.0)]
+
+
+def test_it_ends_an_unexpected_error_as_a_failed_judgment_not_a_stuck_one(paper, fake_llm):
+    from judge.models import Rubric
+
+    broken = Rubric.objects.create(
+        stage="end2end", version=9, name="broken", instructions="x", dimensions=[{"key": "a"}]
+    )
+    judgment = judgment_execute(judgment=Judgment.objects.create(artifact=paper, rubric=broken, judge_model=CLAUDE))
+    assert judgment.status == "failed" and judgment.error.startswith("internal error: KeyError")
+    assert fake_llm.calls == []

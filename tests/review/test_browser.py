@@ -59,7 +59,10 @@ def test_it_scores_reloads_to_the_draft_and_submits(live_server, browser, review
     page.click(f"text=Item {world['mine'].code}")
     page.wait_for_selector("#review-form")
     assert page.title().startswith(f"Item {world['mine'].code}")
-    assert page.eval_on_selector(".paper img", "img => img.complete && img.naturalWidth > 0")
+    page.locator(".paper img").scroll_into_view_if_needed()  # lazy-loaded
+    page.wait_for_function(
+        "(() => { const i = document.querySelector('.paper img'); return i.complete && i.naturalWidth > 0; })()"
+    )
     # Keyboard: focus the clarity radios, pick 7 with the arrow keys, type a justification.
     page.focus("input[name=score_clarity][value='1']")
     for _ in range(6):
