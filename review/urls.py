@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from review import views
 
@@ -23,4 +23,5 @@ urlpatterns = [
     ),
     path("review/campaigns/<uuid:code>/conflicts", views.conflict_add_view, name="conflict_add"),
     path("review/campaigns/<uuid:code>/export.<str:fmt>", views.campaign_export, name="campaign_export"),
+    path("", include("review.agreement.urls")),  # /agreement/<campaign code>/ (review.agreement.views)
 ]
