@@ -2,7 +2,9 @@ from benchmark.fields import NUL_SYMBOL, without_nul
 
 
 def test_it_replaces_nul_in_nested_values():
-    assert without_nul({"a\x00": ["x\x00y", 1, None, {"k": "\x00"}]}) == {f"a{NUL_SYMBOL}": [f"x{NUL_SYMBOL}y", 1, None, {"k": NUL_SYMBOL}]}
+    assert without_nul({"a\x00": ["x\x00y", 1, None, {"k": "\x00"}]}) == {
+        f"a{NUL_SYMBOL}": [f"x{NUL_SYMBOL}y", 1, None, {"k": NUL_SYMBOL}]
+    }
     assert without_nul("plain") == "plain"
 
 
