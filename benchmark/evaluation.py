@@ -16,7 +16,7 @@ from typing import Any, Literal
 from django.utils import timezone
 
 from benchmark.models import Task
-from benchmark.tasks import task_files, content_hash
+from benchmark.tasks import content_hash, task_files
 from sandbox import SandboxError, SandboxSpec, Session, open_session
 
 Split = Literal["dev", "test"]

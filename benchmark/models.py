@@ -7,6 +7,8 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from benchmark.fields import OutputJSONField, OutputTextField
+
 
 class Task(models.Model):
     """One version of a benchmark task. Versions are rows: a changed folder is a new row, never an edit."""
@@ -133,7 +135,7 @@ class Run(models.Model):
     replay_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replays")
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     exit_status = models.CharField(max_length=60, blank=True, help_text="MLGym vocabulary: submitted, exit_cost, ...")
-    error = models.TextField(blank=True)
+    error = OutputTextField(blank=True)
     step_count = models.PositiveIntegerField(default=0)
     tokens_sent = models.PositiveBigIntegerField(default=0)
     tokens_received = models.PositiveBigIntegerField(default=0)
@@ -145,7 +147,7 @@ class Run(models.Model):
     best_submission = models.FloatField(
         null=True, blank=True, help_text="priority-metric score of the final submission"
     )
-    params = models.JSONField(default=dict, blank=True, help_text="launch limits, run index, import metadata")
+    params = OutputJSONField(default=dict, blank=True, help_text="launch limits, run index, import metadata")
     worker_name = models.CharField(max_length=200, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -184,11 +186,11 @@ class Step(models.Model):
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="steps")
     index = models.PositiveIntegerField()
-    thought = models.TextField(blank=True)
-    action = models.TextField(blank=True)
-    observation = models.TextField(blank=True)
-    raw_response = models.TextField(blank=True)
-    state = models.JSONField(default=dict, blank=True)
+    thought = OutputTextField(blank=True)
+    action = OutputTextField(blank=True)
+    observation = OutputTextField(blank=True)
+    raw_response = OutputTextField(blank=True)
+    state = OutputJSONField(default=dict, blank=True)
     execution_time = models.FloatField(default=0.0, help_text="seconds spent executing the action")
     tokens_sent = models.PositiveIntegerField(default=0)
     tokens_received = models.PositiveIntegerField(default=0)
@@ -214,9 +216,9 @@ class Score(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="scores")
     step = models.ForeignKey(Step, null=True, blank=True, on_delete=models.SET_NULL, related_name="scores")
     kind = models.CharField(max_length=10, choices=Kind.choices)
-    metrics = models.JSONField(default=dict, blank=True)
+    metrics = OutputJSONField(default=dict, blank=True)
     primary = models.FloatField(null=True, blank=True, help_text="the task's priority metric, when present and finite")
-    error = models.TextField(blank=True, help_text="evaluation error, shown instead of a score")
+    error = OutputTextField(blank=True, help_text="evaluation error, shown instead of a score")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -257,7 +259,7 @@ class ResearchRun(models.Model):
     stages = models.JSONField(default=list, blank=True, help_text="stages this run executes, in order")
     settings = models.JSONField(default=dict, blank=True, help_text="literature provider, experiment agent limits, ...")
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
-    error = models.TextField(blank=True)
+    error = OutputTextField(blank=True)
     tokens_sent = models.PositiveBigIntegerField(default=0)
     tokens_received = models.PositiveBigIntegerField(default=0)
     cost = models.FloatField(default=0.0)
@@ -291,14 +293,14 @@ class Artifact(models.Model):
     research_run = models.ForeignKey(ResearchRun, on_delete=models.CASCADE, related_name="artifacts")
     stage = models.CharField(max_length=12, choices=Stage.choices)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DONE)
-    content = models.TextField(blank=True, help_text="markdown")
-    data = models.JSONField(default=dict, blank=True, help_text="structured output: references, results, trace summary")
+    content = OutputTextField(blank=True, help_text="markdown")
+    data = OutputJSONField(default=dict, blank=True, help_text="structured output: references, results, trace summary")
     files = models.JSONField(default=list, blank=True, help_text="relative paths of stored files")
     experiment_run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="artifacts")
     tokens_sent = models.PositiveBigIntegerField(default=0)
     tokens_received = models.PositiveBigIntegerField(default=0)
     cost = models.FloatField(default=0.0)
-    error = models.TextField(blank=True)
+    error = OutputTextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

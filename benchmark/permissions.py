@@ -11,13 +11,14 @@ from benchmark.models import Run
 
 
 def visible_runs(user: Any) -> QuerySet[Run]:
-    """Admins see every run; a researcher sees their own runs and those shared with them."""
+    """Admins see every run; a researcher sees their own runs, those shared with them, and the
+    imported MLGym runs (released public data, owned by nobody, compared against on leaderboards)."""
     runs = Run.objects.select_related("task", "agent")
     if is_admin(user):
         return runs
     if not is_researcher(user):
         return runs.none()
-    return runs.filter(Q(owner=user) | Q(shared_with=user)).distinct()
+    return runs.filter(Q(owner=user) | Q(shared_with=user) | Q(source=Run.Source.MLGYM)).distinct()
 
 
 def can_view_run(user: Any, run: Run) -> bool:
@@ -25,6 +26,8 @@ def can_view_run(user: Any, run: Run) -> bool:
         return True
     if not is_researcher(user):
         return False
+    if run.source == Run.Source.MLGYM:
+        return True
     return run.owner_id == user.pk or run.shared_with.filter(pk=user.pk).exists()
 
 

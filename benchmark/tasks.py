@@ -375,7 +375,10 @@ def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
     elif task_id in MLGYM_METRICS:
         (metric, direction), metric_source = MLGYM_METRICS[task_id], "MLGym (table in its README)"
     elif task_id in MLGYM_METRICS_INFERRED:
-        (metric, direction), metric_source = MLGYM_METRICS_INFERRED[task_id], "inferred by Referee (not in MLGym's table)"
+        (metric, direction), metric_source = (
+            MLGYM_METRICS_INFERRED[task_id],
+            "inferred by Referee (not in MLGym's table)",
+        )
     else:
         raise TaskFormatError(file, "metric", f"no metric is known for task id {task_id!r}: add metric: and direction:")
 
@@ -404,7 +407,9 @@ def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
             if not (root / dataset["data_path"]).exists():
                 missing.append(f"dataset {dataset['name']}: {root / dataset['data_path']}")
         else:
-            missing.append(f"dataset {dataset['name']}: Hugging Face dataset {dataset['data_path']} (no downloads here)")
+            missing.append(
+                f"dataset {dataset['name']}: Hugging Face dataset {dataset['data_path']} (no downloads here)"
+            )
     for path in _string_list(data, file, "starter_code"):
         if not (root / path).exists():
             missing.append(f"starter code: {root / path}")

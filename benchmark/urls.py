@@ -1,6 +1,6 @@
 from django.urls import path
 
-from benchmark import run_views, views
+from benchmark import leaderboards, research_urls, run_views, task_views
 
 app_name = "benchmark"
 
@@ -13,5 +13,8 @@ urlpatterns = [
     path("runs/<uuid:code>/cancel/", run_views.run_cancel, name="run_cancel"),
     path("runs/<uuid:code>/share/", run_views.run_share, name="run_share"),
     path("runs/<uuid:code>/replay/", run_views.run_replay, name="run_replay"),
-    path("tasks/", views.task_list, name="task_list"),
+    path("tasks/", task_views.task_list, name="task_list"),
+    path("tasks/<uuid:code>/", task_views.task_detail, name="task_detail"),
+    *leaderboards.urlpatterns,
+    *research_urls.urlpatterns,
 ]

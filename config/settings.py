@@ -158,6 +158,13 @@ OPENAI_API_KEY = env_str("OPENAI_API_KEY", "")
 OPENAI_BASE_URL = env_url("OPENAI_BASE_URL", None, schemes=("http", "https"))
 LLM_TIMEOUT = env_float("LLM_TIMEOUT", 120.0, minimum=1.0)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 3, minimum=0, maximum=20)
+JUDGE_MAX_ATTEMPTS = env_int("JUDGE_MAX_ATTEMPTS", 3, minimum=1, maximum=10)
+JUDGE_MAX_TOKENS = env_int("JUDGE_MAX_TOKENS", 4096, minimum=256)
+
+# Literature search for the research pipeline and the agent's literature_search tool.
+LITERATURE_PROVIDER = env_choice("LITERATURE_PROVIDER", "", ("", "openai_search", "semantic_scholar", "corpus"))
+LITERATURE_CORPUS = env_str("LITERATURE_CORPUS", "")
+SEMANTIC_SCHOLAR_API_KEY = env_str("SEMANTIC_SCHOLAR_API_KEY", "")
 
 # Data released by MLGym and MLR-Bench, imported by `make up` when present.
 _shared = BASE_DIR.parent / "shared"

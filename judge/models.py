@@ -7,6 +7,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from benchmark.fields import OutputTextField
 from benchmark.models import Artifact
 
 
@@ -75,12 +76,19 @@ class Judgment(models.Model):
     prompt_hash = models.CharField(max_length=64, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     attempts = models.PositiveSmallIntegerField(default=0)
-    raw_reply = models.TextField(blank=True, help_text="the last reply, kept also when it failed validation")
+    raw_reply = OutputTextField(blank=True, help_text="the last reply, kept also when it failed validation")
     scores = models.JSONField(
         default=dict, blank=True, help_text='{"novelty": {"score": 7, "justification": "..."}, ...}'
     )
     findings = models.JSONField(default=list, blank=True, help_text="hallucination audit: typed findings with evidence")
-    error = models.TextField(blank=True)
+    error = OutputTextField(blank=True)
+    repairs = models.JSONField(
+        default=list, blank=True, help_text="what was repaired in the accepted reply (code fence, trailing commas, ...)"
+    )
+    attempt_log = models.JSONField(
+        default=list, blank=True, help_text="every attempt: reply, validation error, tokens, cost (audit of retries)"
+    )
+    source_path = models.CharField(max_length=500, blank=True, help_text="imported judgments: the file they came from")
     tokens_sent = models.PositiveIntegerField(default=0)
     tokens_received = models.PositiveIntegerField(default=0)
     cost = models.FloatField(default=0.0)

@@ -1,3 +1,14 @@
+from django.urls import path
+
+from judge import views
+
 app_name = "judge"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("judge/rubrics/", views.rubric_list, name="rubric_list"),
+    path("judge/rubrics/<uuid:code>/", views.rubric_detail, name="rubric_detail"),
+    path("judge/rubrics/<slug:stage>/new/", views.rubric_new_version, name="rubric_new_version"),
+    path("judge/artifacts/<uuid:code>/", views.artifact_judgments, name="artifact_judgments"),
+    path("judge/artifacts/<uuid:code>/request/", views.judgment_request_view, name="judgment_request"),
+    path("judge/judgments/<uuid:code>/", views.judgment_detail, name="judgment_detail"),
+]

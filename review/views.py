@@ -1,17 +1,312 @@
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+"""Reviewer pages (queue, blinded item, autosave, submit, figures) and admin campaign pages.
 
-from accounts.roles import ADMIN, REVIEWER, role_required
+Reviewer views find the assignment by (code, request.user): another reviewer's code, a
+reclaimed one or one of a draft campaign is a 404, indistinguishable from a code that never
+existed. Admin views are in campaign_views.py.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+from functools import lru_cache
+from pathlib import PurePosixPath
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.template import TemplateDoesNotExist
+from django.template.loader import get_template
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from accounts.roles import REVIEWER, role_required
+from benchmark.models import Artifact
+from review import blinding
+from review.campaign_views import (  # noqa: F401  (re-exported for urls.py)
+    assignment_reassign_view,
+    campaign_assign_view,
+    campaign_create,
+    campaign_detail,
+    campaign_export,
+    campaign_list,
+    campaign_reclaim_view,
+    conflict_add_view,
+)
+from review.forms import ReviewForm, draft_to_form_data, score_dimensions
+from review.models import Assignment, Campaign, Review
+from review.services import ReviewLocked, StaleRevision, review_save_draft, review_submit
+
+MAX_DRAFT_BYTES = 200_000
+
+
+@lru_cache(maxsize=1)
+def _shared_markdown_partial() -> bool:
+    """The project's markdown partial (vendored KaTeX) when present; else math shows as TeX source."""
+    try:
+        get_template("partials/markdown.html")
+    except TemplateDoesNotExist:
+        return False
+    return True
+
+
+def _my_assignment(request: HttpRequest, code: str) -> Assignment:
+    assignment = (
+        Assignment.objects.select_related("campaign__rubric", "item__artifact__research_run")
+        .filter(
+            code=code,
+            reviewer=request.user,
+            status__in=Assignment.LIVE,
+            campaign__status__in=[Campaign.Status.OPEN, Campaign.Status.CLOSED],
+        )
+        .first()
+    )
+    if assignment is None:
+        raise Http404("No such assignment.")
+    assignment.item.campaign = assignment.campaign  # already loaded; the render needs the campaign's names
+    return assignment
+
+
+def _review_of(assignment: Assignment) -> Review | None:
+    return Review.objects.filter(assignment=assignment).first()
 
 
 @require_GET
 @role_required(REVIEWER)
 def queue(request: HttpRequest) -> HttpResponse:
-    return render(request, "review/queue.html", {"assignments": []})
+    assignments = list(
+        Assignment.objects.filter(
+            reviewer=request.user,
+            status__in=Assignment.LIVE,
+            campaign__status__in=[Campaign.Status.OPEN, Campaign.Status.CLOSED],
+        )
+        .select_related("campaign")
+        .order_by("status", "campaign__deadline", "created_at")
+    )
+    todo = [a for a in assignments if a.status != Assignment.Status.SUBMITTED]
+    done = [a for a in assignments if a.status == Assignment.Status.SUBMITTED]
+    return render(request, "review/queue.html", {"todo": todo, "done": done})
+
+
+def _supplementary(assignment: Assignment) -> list[tuple[Artifact, str]]:
+    """(artifact, relpath) of the text files a reviewer may open: the item's and its run's experiment stage."""
+    item_artifact = assignment.item.artifact
+    artifacts = [item_artifact]
+    experiment = (
+        Artifact.objects.filter(research_run_id=item_artifact.research_run_id, stage=Artifact.Stage.EXPERIMENT)
+        .exclude(pk=item_artifact.pk)
+        .first()
+    )
+    if experiment:
+        artifacts.append(experiment)
+    out = []
+    for artifact in artifacts:
+        for rel in artifact.files or []:
+            if PurePosixPath(rel).suffix.lower() in blinding.TEXT_EXTENSIONS:
+                out.append((artifact, rel))
+    return out
+
+
+def _supp_id(assignment: Assignment, artifact: Artifact, rel: str) -> str:
+    return blinding.figure_id(assignment.code, f"supplementary:{artifact.pk}:{rel}")
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+@role_required(REVIEWER)
+def item(request: HttpRequest, code: str) -> HttpResponse:
+    """The blinded item and the rubric form. POST is the no-JavaScript path (save draft / submit)."""
+    assignment = _my_assignment(request, code)
+    campaign = assignment.campaign
+    review = _review_of(assignment)
+    locked = (
+        assignment.status == Assignment.Status.SUBMITTED
+        or campaign.status != Campaign.Status.OPEN
+        or (review is not None and review.status == Review.Status.SUBMITTED)
+    )
+    if request.method == "POST":
+        if request.POST.get("action") == "draft":
+            return _save_draft_form(request, assignment, review)
+        return submit(request, code)
+    form = ReviewForm(rubric=campaign.rubric, initial=ReviewForm.initial_from(review))
+    return _render_item(request, assignment, review, form, locked)
+
+
+def _render_item(
+    request: HttpRequest,
+    assignment: Assignment,
+    review: Review | None,
+    form: ReviewForm,
+    locked: bool,
+    status: int = 200,
+) -> HttpResponse:
+    campaign = assignment.campaign
+    base = reverse("review:figure", args=[assignment.code, "x"])[:-1]
+    template, used = blinding.item_render(assignment.item)
+    paper_html = blinding.with_figure_urls(template, used, assignment_code=assignment.code, base_url=base)
+    supplementary = []
+    if campaign.show_supplementary:
+        names = blinding.item_system_names(assignment.item)
+        for sup_artifact, rel in _supplementary(assignment):
+            supplementary.append(
+                {
+                    "label": blinding.scrub(rel, names),
+                    "url": reverse(
+                        "review:supplementary", args=[assignment.code, _supp_id(assignment, sup_artifact, rel)]
+                    ),
+                }
+            )
+    fields = []
+    for dim in form.dimensions:
+        key = dim["key"]
+        current = form[f"score_{key}"].value()
+        fields.append(
+            {
+                "dim": dim,
+                "anchors": sorted((dim.get("anchors") or {}).items(), key=lambda kv: kv[0], reverse=True),
+                "score": form[f"score_{key}"],
+                "just": form[f"just_{key}"],
+                # (value, checked) pairs built here: the template loop stays free of filters (hot path).
+                "options": [
+                    (v, str(v) == str(current)) for v in range(int(dim.get("min", 1)), int(dim.get("max", 10)) + 1)
+                ],
+                "low": dim.get("min", 1),
+                "high": dim.get("max", 10),
+            }
+        )
+    context = {
+        "assignment": assignment,
+        "campaign": campaign,
+        "instructions": campaign.rubric.instructions,
+        "paper_html": paper_html,
+        "shared_markdown": _shared_markdown_partial(),
+        "supplementary": supplementary,
+        "form": form,
+        "fields": fields,
+        "locked": locked,
+        "review": review,
+        "client": {
+            "code": assignment.code,
+            "revision": review.revision if review else 0,
+            "locked": locked,
+            "draft_url": reverse("review:draft", args=[assignment.code]),
+        },
+    }
+    return render(request, "review/item.html", context, status=status)
+
+
+def _save_draft_form(request: HttpRequest, assignment: Assignment, review: Review | None) -> HttpResponse:
+    form = ReviewForm(request.POST, rubric=assignment.campaign.rubric, partial=True)
+    if not form.is_valid():
+        return _render_item(request, assignment, review, form, locked=False, status=400)
+    try:
+        review_save_draft(
+            assignment=assignment,
+            scores=form.scores(),
+            confidence=form.cleaned_data.get("confidence"),
+            revision=(review.revision if review else 0) + 1,
+        )
+    except (ReviewLocked, StaleRevision) as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "Draft saved.")
+    return redirect("review:item", assignment.code)
+
+
+@never_cache
+@require_POST
+@role_required(REVIEWER)
+def draft(request: HttpRequest, code: str) -> JsonResponse:
+    """Autosave: {revision, scores: {key: {score, justification}}, confidence} -> {revision} or an error."""
+    assignment = _my_assignment(request, code)
+    if len(request.body) > MAX_DRAFT_BYTES:
+        return JsonResponse({"error": "draft too large"}, status=413)
+    try:
+        payload = json.loads(request.body or b"{}")
+        if not isinstance(payload, dict):
+            raise ValueError("expected a JSON object")
+        revision = payload.get("revision")
+        if not isinstance(revision, int) or isinstance(revision, bool) or revision < 1:
+            raise ValueError("revision: expected a positive integer")
+        data = draft_to_form_data(payload)
+    except (ValueError, json.JSONDecodeError) as exc:
+        return JsonResponse({"error": str(exc)}, status=400)
+    form = ReviewForm(data, rubric=assignment.campaign.rubric, partial=True)
+    known = {f"score_{d['key']}" for d in score_dimensions(assignment.campaign.rubric)}
+    unknown = sorted(k.removeprefix("score_") for k in data if k.startswith("score_") and k not in known)
+    if unknown:
+        return JsonResponse({"error": f"unknown dimension(s): {', '.join(unknown)}"}, status=400)
+    if not form.is_valid():
+        return JsonResponse({"error": "invalid draft", "fields": form.errors.get_json_data()}, status=400)
+    try:
+        saved = review_save_draft(
+            assignment=assignment,
+            scores=form.scores(),
+            confidence=form.cleaned_data.get("confidence"),
+            revision=revision,
+        )
+    except StaleRevision as exc:
+        return JsonResponse({"error": "stale", "revision": exc.current}, status=409)
+    except ReviewLocked as exc:
+        return JsonResponse({"error": "locked", "detail": str(exc)}, status=409)
+    return JsonResponse({"revision": saved.revision, "saved_at": saved.saved_at.isoformat()})
+
+
+@never_cache
+@require_POST
+@role_required(REVIEWER)
+def submit(request: HttpRequest, code: str) -> HttpResponse:
+    assignment = _my_assignment(request, code)
+    review = _review_of(assignment)
+    form = ReviewForm(request.POST, rubric=assignment.campaign.rubric)
+    if not form.is_valid():
+        return _render_item(request, assignment, review, form, locked=False, status=400)
+    try:
+        review_submit(assignment=assignment, scores=form.scores(), confidence=form.cleaned_data["confidence"])
+    except ReviewLocked as exc:
+        messages.error(request, f"Not saved: {exc}.")
+        return redirect("review:item", assignment.code)
+    messages.success(request, "Review submitted. Thank you!")
+    return redirect("review:queue")
+
+
+def _file_response(data: bytes, content_type: str) -> HttpResponse:
+    # Built by hand, not FileResponse: that one would name the stored file in Content-Disposition.
+    response = HttpResponse(data, content_type=content_type)
+    response["Cache-Control"] = "private, max-age=3600"
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
+    return response
 
 
 @require_GET
-@role_required(ADMIN)
-def campaign_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "review/campaign_list.html", {"campaigns": []})
+@role_required(REVIEWER)
+def figure(request: HttpRequest, code: str, fid: str) -> HttpResponse:
+    assignment = _my_assignment(request, code)
+    artifact = assignment.item.artifact
+    rel = blinding.find_file(
+        files=artifact.files or [], assignment_code=assignment.code, fid=fid, extensions=blinding.IMAGE_EXTENSIONS
+    )
+    path = blinding.resolve_stored(str(artifact.code), rel) if rel else None
+    if path is None:
+        raise Http404("No such figure.")
+    content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    return _file_response(path.read_bytes(), content_type)
+
+
+@require_GET
+@role_required(REVIEWER)
+def supplementary(request: HttpRequest, code: str, fid: str) -> HttpResponse:
+    assignment = _my_assignment(request, code)
+    if not assignment.campaign.show_supplementary:
+        raise Http404("No supplementary material in this campaign.")
+    for artifact, rel in _supplementary(assignment):
+        if _supp_id(assignment, artifact, rel) == fid:
+            path = blinding.resolve_stored(str(artifact.code), rel)
+            if path is None:
+                break
+            text = path.read_text(encoding="utf-8", errors="replace")
+            names = blinding.item_system_names(assignment.item)
+            return _file_response(blinding.scrub_supplementary(text, names).encode(), "text/plain; charset=utf-8")
+    raise Http404("No such file.")

@@ -10,14 +10,17 @@ from sandbox.base import (
     backend_info,
     open_session,
 )
+from sandbox.evaluation import EvaluationResult, evaluate
 
 __all__ = [
     "CommandResult",
+    "EvaluationResult",
     "Mount",
     "SandboxError",
     "SandboxSpec",
     "SandboxUnavailable",
     "Session",
     "backend_info",
+    "evaluate",
     "open_session",
 ]

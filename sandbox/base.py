@@ -12,6 +12,7 @@ import socket
 import struct
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -106,6 +107,7 @@ class Session:
         self.spec = spec
         self.id = uuid.uuid4().hex[:16]
         self.labels = session_labels(spec, self.id)
+        self.workdir = spec.workdir  # where relative paths land (a host path for local)
         self._channel: Channel | None = None
         self._buffer = bytearray()
         self._closed = False
@@ -121,13 +123,20 @@ class Session:
     def _diagnostics(self) -> str:
         return ""
 
-    def server_command(self, *, workdir: str, kill_scope: str = "namespace", state_dir: str = STATE_DIR) -> list[str]:
+    def server_command(
+        self,
+        *,
+        workdir: str,
+        kill_scope: str = "namespace",
+        state_dir: str = STATE_DIR,
+        env: dict[str, str] | None = None,
+    ) -> list[str]:
         config = {
             "workdir": workdir,
             "state_dir": state_dir,
             "kill_scope": kill_scope,
             "pids": self.spec.pids,
-            "env": self.spec.env,
+            "env": self.spec.env if env is None else env,
         }
         return ["python3", "-I", "-c", BOOTSTRAP, str(len(SERVER_SOURCE)), json.dumps(config)]
 
@@ -178,7 +187,7 @@ class Session:
             if remaining <= 0:
                 raise self._broken("the shell server stopped answering")
             try:
-                chunk = self._channel.recv(remaining)
+                chunk = self._channel.recv(min(remaining, 60.0))
             except TimeoutError:
                 continue
             except OSError as exc:
@@ -209,18 +218,31 @@ class Session:
         return kind, payload
 
     # -- the interface -------------------------------------------------------------------
-    def run(self, command: str, *, timeout: float = 60, idle_timeout: float | None = None) -> CommandResult:
+    def run(
+        self,
+        command: str,
+        *,
+        timeout: float | None = 60,
+        idle_timeout: float | None = None,
+        on_output: Callable[[str], None] | None = None,
+    ) -> CommandResult:
+        """Run in the persistent shell; ``timeout=None`` waits as long as the command runs.
+
+        ``on_output`` receives the head of the output as it arrives (for live views); the
+        result holds all of it, capped."""
         limit = conf.output_limit()
         self._request(
             {"op": "run", "command": command, "timeout": timeout, "idle_timeout": idle_timeout, "limit": limit}
         )
-        deadline = time.monotonic() + timeout + GRACE_SECONDS
+        deadline = time.monotonic() + (timeout if timeout else float("inf")) + GRACE_SECONDS
         head = bytearray()
         tail = b""
         while True:
             kind, payload = self._reply(deadline)
             if kind == b"O":
                 head += payload
+                if on_output is not None:
+                    on_output(decode_output(payload))
             elif kind == b"T":
                 tail = payload
             elif kind == b"D":

@@ -93,6 +93,8 @@ class BwrapSession(Session):
     def bwrap_args(self) -> list[str]:
         spec = self.spec
         args = ["bwrap", "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--disable-userns"]
+        # The shell server becomes PID 1 of the namespace: immune to the agent's signals.
+        args.append("--as-pid-1")
         if spec.network:
             args.append("--share-net")
         rootfs = conf.bwrap_rootfs()

@@ -3,7 +3,7 @@
 One container per session: non-root, no network unless asked, memory/CPU/pids limits, all
 capabilities dropped, no-new-privileges, read-only root filesystem, size-limited tmpfs for the
 workspace and /tmp, read-only data mounts, labels naming the session and its run. The shell
-server is started once with ``docker exec`` and spoken to over the attached socket.
+server is the container's main process (PID 1), spoken to over the attached stdin/stdout.
 """
 
 from __future__ import annotations
@@ -149,9 +149,10 @@ class DockerSession(Session):
         ]
         return {
             "image": spec.image or conf.image(),
-            "command": ["sleep", "infinity"],
-            "init": True,
-            "detach": True,
+            # The shell server is the container's PID 1: it reaps orphans, and signals from
+            # inside the container cannot kill it.
+            "command": self.server_command(workdir=spec.workdir),
+            "stdin_open": True,
             "user": conf.docker_uid(),
             "network_mode": "bridge" if spec.network else "none",
             "mem_limit": memory,
@@ -177,26 +178,20 @@ class DockerSession(Session):
 
     def _start(self) -> SocketChannel:
         options = self.container_options()
+        api = client().api
         try:
-            self.container = client().containers.run(**options)
+            # create + start, never run: run() would try to pull a missing image from a registry.
+            self.container = client().containers.create(**options)
+            # Attach before starting so that no byte of the server's output is missed.
+            sock = api.attach_socket(self.container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+            self.channel = SocketChannel(getattr(sock, "_sock", sock))
+            self.container.start()
         except docker.errors.ImageNotFound as exc:
             raise SandboxUnavailable(
                 f"sandbox image {options['image']} missing: run manage.py build_sandbox_image"
             ) from exc
         except docker.errors.DockerException as exc:
             raise SandboxError(f"cannot start a sandbox container: {exc}") from exc
-        api = client().api
-        exec_id = api.exec_create(
-            self.container.id,
-            self.server_command(workdir=self.spec.workdir),
-            stdin=True,
-            stdout=True,
-            stderr=True,
-            tty=False,
-            user=conf.docker_uid(),
-        )["Id"]
-        sock = api.exec_start(exec_id, socket=True)
-        self.channel = SocketChannel(getattr(sock, "_sock", sock))
         return self.channel
 
     def _diagnostics(self) -> str:

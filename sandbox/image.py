@@ -8,6 +8,7 @@ The debootstrap rootfs and the downloaded wheels are cached under ``var/sandbox-
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -124,10 +125,15 @@ def install_packages(rootfs: Path, wheels: Path, log: Log) -> None:
 def finish_rootfs(rootfs: Path, log: Log) -> None:
     """Add the unprivileged user, the workspace, and drop caches to keep the import small."""
     log("adding user sandbox, /workspace; removing apt caches and docs")
-    with (rootfs / "etc/passwd").open("a") as fh:
-        fh.write(f"sandbox:x:{USER_UID}:{USER_UID}:sandbox:/workspace:/bin/bash\n")
-    with (rootfs / "etc/group").open("a") as fh:
-        fh.write(f"sandbox:x:{USER_UID}:\n")
+    entries = {
+        "etc/passwd": f"sandbox:x:{USER_UID}:{USER_UID}:sandbox:/workspace:/bin/bash\n",
+        "etc/group": f"sandbox:x:{USER_UID}:\n",
+    }
+    for name, line in entries.items():
+        path = rootfs / name
+        if line not in path.read_text():  # a resumed build must not add the user twice
+            with path.open("a") as fh:
+                fh.write(line)
     workspace = rootfs / "workspace"
     workspace.mkdir(exist_ok=True)
     os.chown(workspace, USER_UID, USER_UID)
@@ -175,6 +181,18 @@ def build_image(*, force: bool = False, log: Log = print) -> str:
         raise ImageBuildError("build_sandbox_image needs root (debootstrap and chroot)")
     workdir = conf.cache_dir() / inputs_hash()
     workdir.mkdir(parents=True, exist_ok=True)
+    with (conf.cache_dir() / ".lock").open("w") as lock:
+        # One build at a time (tests, bench and a worker may all ask); the rest then reuse it.
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not force and sandbox_docker.image_exists(tag):
+            log(f"image {tag} exists, reused")
+            return tag
+        return _build_locked(workdir, tag, force=force, log=log)
+
+
+def _build_locked(workdir: Path, tag: str, *, force: bool, log: Log) -> str:
+    from sandbox import docker as sandbox_docker
+
     if force:
         for marker in workdir.glob(".done-*"):
             marker.unlink()

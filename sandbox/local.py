@@ -62,7 +62,7 @@ class LocalSession(Session):
         targets = {self.spec.workdir, *(mount.target for mount in self.spec.mounts)}
         for key, value in self.spec.env.items():
             env[key] = self.map(value) if value in targets else value
-        args = self.server_command(workdir=self.workdir, kill_scope="tree", state_dir=self.map("/.shell"))
+        args = self.server_command(workdir=self.workdir, kill_scope="tree", state_dir=self.map("/.shell"), env=env)
         nproc = process.tasks_of_uid(self.uid) + self.spec.pids
         preexec = process.rlimits(memory_mb=self.spec.memory_mb, disk_mb=self.spec.disk_mb, nproc=nproc)
         kwargs: dict[str, Any] = {}

@@ -12,6 +12,8 @@ without killing the shell. Here each command runs in a fresh ``bash`` in its own
 first restores the shell state (cwd, variables, functions, aliases) saved by the previous
 command and saves it again when it exits; the server, which enforces timeouts inside the
 sandbox, is never part of the killed group. Killed commands keep the state from before them.
+In docker and bwrap the server is PID 1 of the sandbox: the agent's signals cannot end it, and
+it reaps orphans. Commands raise their own oom_score_adj so that the OOM killer picks them.
 
 Requests (one JSON line each):
   {"op": "run", "command": str, "timeout": float, "idle_timeout": float|null, "limit": int}
@@ -32,6 +34,7 @@ import sys
 import time
 
 WRAPPER = r"""
+{ echo 800 > /proc/self/oom_score_adj; } 2>/dev/null
 __sbx_state="$1"
 if [ -f "$__sbx_state/env" ]; then . "$__sbx_state/env" 2>/dev/null; fi
 shopt -s expand_aliases
@@ -134,9 +137,25 @@ class Server:
                 stack.append(child)
         return [pid for pid in set(found) if pid not in self.protected]
 
+    def reap(self, skip=None):
+        """As PID 1, collect orphans that died (they would hold pids forever); never the
+        running command, whose status Popen needs."""
+        if os.getpid() != 1:
+            return
+        for pid in self.pids():
+            if pid == skip:
+                continue
+            info = self.stat(pid)
+            if info and info[0] == b"Z" and info[1] == 1:
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                except OSError:
+                    pass
+
     def kill_all(self, session):
         # Stop first, then kill, and repeat: a fork bomb respawns between single kills.
         for _ in range(200):
+            self.reap(skip=session)
             targets = self.leftovers(session)
             if not targets:
                 return
@@ -212,6 +231,7 @@ class Server:
                 pass
             self.kill_all(proc.pid)
         proc.wait()
+        self.reap()
         drain(fd, out)
         if pidfd is not None:
             os.close(pidfd)
@@ -246,13 +266,15 @@ class Server:
 
     def spawn(self, command, out):
         """Start the command; background processes may outlive commands, but when they fill
-        the process limit (a fork bomb) they are killed so that the shell keeps working."""
+        half the process limit (a fork bomb) they are all killed so that the shell keeps working."""
         cwd = self.workdir if os.path.isdir(self.workdir) else "/"
-        crowded = self.pids_limit and len(self.leftovers(-1)) >= self.pids_limit - 16
+        self.reap()
+        # Half the process limit in background processes is a fork bomb, not a training job.
+        crowded = self.pids_limit and len(self.leftovers(-1)) >= max(8, self.pids_limit // 2)
         for attempt in range(3):
             if crowded or attempt:
                 self.kill_all(-1)
-                out.absorb(b"[sandbox: the process limit was reached; killed all background processes]\n")
+                out.absorb(b"[sandbox: background processes filled the process limit; killed them all]\n")
                 crowded = False
             try:
                 proc = subprocess.Popen(
@@ -263,7 +285,6 @@ class Server:
                     cwd=cwd,
                     env=self.env,
                     start_new_session=True,
-                    preexec_fn=prefer_oom_kill,
                 )
                 self.sessions.add(proc.pid)
                 return proc
@@ -371,15 +392,6 @@ def drain(fd, out):
         out.absorb(data)
 
 
-def prefer_oom_kill():
-    # Commands, not the server, should be chosen by the OOM killer (raising is unprivileged).
-    try:
-        with open("/proc/self/oom_score_adj", "w") as fh:
-            fh.write("800")
-    except OSError:
-        pass
-
-
 def open_pidfd(pid):
     try:
         return os.pidfd_open(pid)
@@ -388,6 +400,10 @@ def open_pidfd(pid):
 
 
 def main():
+    # As PID 1 of its namespace (docker, bwrap) the server receives from inside the sandbox
+    # only signals it handles: with no handlers, `kill -9 -1` or `pkill python` by the agent
+    # cannot end it. Python's own SIGINT handler is removed for that reason.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     harden()
     Server(json.loads(sys.argv[-1])).serve()

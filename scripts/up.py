@@ -47,6 +47,11 @@ def manage(*args: str, env: dict[str, str]) -> None:
     subprocess.run([PY, "manage.py", *args], cwd=BASE, env=env, check=True)
 
 
+def docker_engine_up() -> bool:
+    """An engine socket to talk to (the Docker SDK needs no CLI)."""
+    return bool(os.environ.get("DOCKER_HOST")) or Path("/var/run/docker.sock").exists()
+
+
 def manage_has(command: str, env: dict[str, str]) -> bool:
     out = subprocess.run([PY, "manage.py", "help", "--commands"], cwd=BASE, env=env, capture_output=True, text=True)
     return command in out.stdout.split()
@@ -126,6 +131,15 @@ def main() -> int:
         manage("vendor_static", env=env)
         manage("collectstatic", "--noinput", "-v", "0", env=env)
         manage("ensure_admin", env=env)
+        if env.get("SANDBOX_BACKEND", "docker") == "docker" and docker_engine_up():
+            log(
+                "building the sandbox image (first start only: about 2 minutes; reused while its inputs are unchanged) ..."
+            )
+            built = subprocess.run([PY, "manage.py", "build_sandbox_image"], cwd=BASE, env=env)
+            if built.returncode != 0:
+                log("the sandbox image could not be built; runs will fail with that reason until it is (see above)")
+        elif env.get("SANDBOX_BACKEND", "docker") == "docker":
+            log("no Docker engine is reachable: agent runs and baselines will report the sandbox as unavailable")
         log("loading demo data (built-in tasks, released MLGym / MLR-Bench data when present) ...")
         manage("seed_demo", env=env)
 
@@ -138,9 +152,6 @@ def main() -> int:
         if manage_has("sandbox_reaper", env):
             supervisor.spawn("sandbox reaper", [PY, "manage.py", "sandbox_reaper", "--loop"], env)
             started.append("sandbox reaper (every 60 s)")
-        if manage_has("build_sandbox_image", env):
-            supervisor.spawn("sandbox image build", [PY, "manage.py", "build_sandbox_image", "--if-engine"], env)
-            started.append("sandbox image build (once; reused when its inputs are unchanged)")
         supervisor.spawn(
             "daphne",
             [PY, "-m", "daphne", "-b", HOST, "-p", str(PORT), "--proxy-headers", "config.asgi:application"],
@@ -154,11 +165,10 @@ def main() -> int:
         for line in started:
             print(f"  - {line}")
         print(f"\n  Health: http://{HOST}:{PORT}/healthz    Stop: Ctrl-C\n", flush=True)
-        transient = {"sandbox image build"}
         while True:
             for name, proc in supervisor.children:
                 code = proc.poll()
-                if code is not None and name not in transient:
+                if code is not None:
                     log(f"{name} exited with code {code}; stopping the platform")
                     return 1
             time.sleep(0.5)

@@ -110,3 +110,10 @@ def fake_llm(settings):
     fake = FakeLLM()
     with override_transport(fake):
         yield fake
+
+
+def pytest_configure(config) -> None:
+    """A fast password hasher: tests create many users and log them in; PBKDF2 would cost seconds."""
+    from django.conf import settings as django_settings
+
+    django_settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

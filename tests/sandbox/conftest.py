@@ -43,7 +43,7 @@ def backend(request: pytest.FixtureRequest, settings) -> str:
 
 
 @pytest.fixture
-def sandbox(backend: str) -> Callable[..., Session]:
+def sandbox(backend: str) -> Iterator[Callable[..., Session]]:
     """sandbox(**spec fields) -> an open session on the backend, closed after the test."""
     opened: list[Session] = []
 

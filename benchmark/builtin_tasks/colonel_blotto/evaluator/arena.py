@@ -78,8 +78,12 @@ class Player:
         evaluator_dir = str(Path(__file__).resolve().parent)
         self.process = subprocess.Popen(
             [sys.executable, "-I", "-c", DRIVER, str(path), function],
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "REFEREE_EVALUATOR_DIR": evaluator_dir,
-                 "OPENBLAS_NUM_THREADS": "1", "HOME": str(path.parent)},
+            env={
+                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                "REFEREE_EVALUATOR_DIR": evaluator_dir,
+                "OPENBLAS_NUM_THREADS": "1",
+                "HOME": str(path.parent),
+            },
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,

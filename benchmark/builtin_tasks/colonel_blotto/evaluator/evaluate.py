@@ -22,8 +22,8 @@ def check(allocation) -> list[int]:
 
 
 def payoff(row: list[int], col: list[int]) -> int:
-    wins = sum(1 for a, b in zip(row, col) if a > b)
-    losses = sum(1 for a, b in zip(row, col) if a < b)
+    wins = sum(1 for a, b in zip(row, col, strict=True) if a > b)
+    losses = sum(1 for a, b in zip(row, col, strict=True) if a < b)
     return (wins > losses) - (wins < losses)
 
 

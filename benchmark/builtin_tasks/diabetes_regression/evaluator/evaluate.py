@@ -43,7 +43,9 @@ def main() -> None:
         targets = {row["id"]: float(row["target"]) for row in csv.DictReader(handle)}
     missing = [key for key in targets if key not in predictions]
     if missing:
-        fail(f"{args.submission} has no prediction for {len(missing)} of the {len(targets)} {args.split} ids (e.g. {missing[0]})")
+        fail(
+            f"{args.submission} has no prediction for {len(missing)} of the {len(targets)} {args.split} ids (e.g. {missing[0]})"
+        )
     predicted = {}
     for key in targets:
         try:

@@ -42,7 +42,9 @@ def main() -> None:
         labels = {row["id"]: row["label"] for row in csv.DictReader(handle)}
     missing = [key for key in labels if key not in predictions]
     if missing:
-        fail(f"{args.submission} has no prediction for {len(missing)} of the {len(labels)} {args.split} ids (e.g. {missing[0]})")
+        fail(
+            f"{args.submission} has no prediction for {len(missing)} of the {len(labels)} {args.split} ids (e.g. {missing[0]})"
+        )
     correct = 0
     for key, label in labels.items():
         try:

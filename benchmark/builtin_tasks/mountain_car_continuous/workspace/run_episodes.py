@@ -2,7 +2,6 @@
 
 import gymnasium as gym
 import numpy as np
-
 from policy import act
 
 

@@ -77,8 +77,16 @@ def noisy_grim(history, rng):
 POOLS = {
     "dev": [always_cooperate, always_defect, tit_for_tat, random_70, pavlov, grim_trigger, alternator],
     "test": [
-        always_cooperate, always_defect, suspicious_tit_for_tat, random_half, tit_for_two_tats,
-        generous_tit_for_tat, prober, majority, noisy_grim, pavlov,
+        always_cooperate,
+        always_defect,
+        suspicious_tit_for_tat,
+        random_half,
+        tit_for_two_tats,
+        generous_tit_for_tat,
+        prober,
+        majority,
+        noisy_grim,
+        pavlov,
     ],
 }
 SEEDS = {"dev": 10_101, "test": 97_531}

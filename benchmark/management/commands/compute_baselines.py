@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from benchmark.evaluation import baseline_compute
+from benchmark.models import Task
+
+
+class Command(BaseCommand):
+    help = (
+        "Run each current runnable task's baseline through the isolated evaluator (dev and test) and store "
+        "the scores on that task version. Failures are stored and reported, never replaced by a number."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--task", help="slug of one task")
+
+    def handle(self, *args, task: str | None = None, **options) -> None:
+        tasks = Task.objects.filter(is_current=True).order_by("slug")
+        if task:
+            tasks = tasks.filter(slug=task)
+            if not tasks.exists():
+                raise CommandError(f"no current task with slug {task!r}")
+        else:
+            tasks = [t for t in tasks if t.config.get("runnable")]
+        failed = 0
+        for current in tasks:
+            scores = baseline_compute(task=current)
+            if scores.get("error"):
+                failed += 1
+                self.stderr.write(f"{current.slug}: FAILED: {scores['error']}")
+            else:
+                self.stdout.write(
+                    f"{current.slug}: {current.metric} dev {scores['dev']['primary']:.6g}, test {scores['test']['primary']:.6g}"
+                )
+        if failed:
+            raise CommandError(f"{failed} baseline(s) failed")

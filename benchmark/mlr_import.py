@@ -1,0 +1,422 @@
+"""Import the 30 released MLR-Bench end-to-end runs, every stage as an Artifact with its files.
+
+Layout (the same in the released data folder and in a clone of the repository):
+`agent_results/end2end_<backbone>/<task>/` with task.md, idea.md, related_work.md, proposal.md,
+`<stage>_token_usage.json`, claude_output.json (the coding agent's trace, ending with a
+`role: system` item holding cost_usd) and results/ (results.md, paper.md, log.txt, figures).
+
+Idempotent: a run is found again by (source, task slug, backbone) and its artifacts by stage,
+so their codes - and any judgments attached to them - survive a re-import. Faults of the data
+(missing files, figures a paper cites but the run lacks, figures never cited, traces without
+cost) are reported and kept on the artifacts, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, TextIO
+
+from django.db import transaction
+from django.utils import timezone
+
+from benchmark.mlr_tasks import import_mlr_tasks
+from benchmark.models import Artifact, ResearchRun, Task
+from benchmark.research_files import IMAGE_SUFFIXES, MAX_FILE_BYTES, TEXT_SUFFIXES, clean_relative, file_store
+
+ATTRIBUTION = (
+    "Released run from MLR-Bench (github.com/chchenhui/mlrbench), MIT License, Copyright (c) 2025 Hui Chen. "
+    "The experiment stage of every released run was carried out by Claude Code (claude-3-7-sonnet)."
+)
+_RUN_DIR = re.compile(r"^end2end_(?P<backbone>.+)$")
+_IMAGE_REF = re.compile(r"!\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_MODEL_LINE = re.compile(r"\bmodel:\s*(\S+)")
+_ARXIV = re.compile(r"arXiv[:\s]*(\d{4}\.\d{4,5})(v\d+)?", re.IGNORECASE)
+STAGE_USAGE = {
+    Artifact.Stage.IDEA: "idea_token_usage.json",
+    Artifact.Stage.LITERATURE: "lit_token_usage.json",
+    Artifact.Stage.PROPOSAL: "proposal_token_usage.json",
+    Artifact.Stage.PAPER: "paper_token_usage.json",
+}
+STAGE_FILE = {
+    Artifact.Stage.IDEA: "idea.md",
+    Artifact.Stage.LITERATURE: "related_work.md",
+    Artifact.Stage.PROPOSAL: "proposal.md",
+}
+STAGES = [s.value for s in Artifact.Stage]
+
+
+@dataclass
+class RunImportReport:
+    created: int = 0
+    updated: int = 0
+    runs: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    faults: list[str] = field(default_factory=list)
+    files: int = 0
+
+    def lines(self) -> list[str]:
+        out = [
+            f"MLR-Bench runs: {len(self.runs)} imported ({self.created} new, {self.updated} updated), "
+            f"{self.files} files stored, {len(self.errors)} errors, {len(self.faults)} data faults"
+        ]
+        out += [f"ERROR {e}" for e in self.errors]
+        out += [f"FAULT {f}" for f in self.faults]
+        return out
+
+
+def results_root(path: str | Path) -> Path:
+    root = Path(path)
+    return root / "agent_results" if (root / "agent_results").is_dir() else root
+
+
+def find_imported_run(*, task_slug: str, backbone: str) -> ResearchRun | None:
+    """The imported run of `backbone` ("claude", "gemini", "o4-mini") on a task; for the judgment import."""
+    return (
+        ResearchRun.objects.filter(source=ResearchRun.Source.MLRBENCH, task__slug=task_slug, backbone=backbone)
+        .order_by("-created_at")
+        .first()
+    )
+
+
+def _usage(path: Path) -> tuple[int, int, str]:
+    """(tokens in, tokens out, problem) from an Anthropic- or OpenAI-shaped usage file."""
+    if not path.is_file():
+        return 0, 0, f"{path.name} missing"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        return 0, 0, f"{path.name} unreadable ({exc})"
+    if "input_tokens" in data:
+        tokens_in = (
+            int(data.get("input_tokens") or 0)
+            + int(data.get("cache_creation_input_tokens") or 0)
+            + int(data.get("cache_read_input_tokens") or 0)
+        )
+        return tokens_in, int(data.get("output_tokens") or 0), ""
+    if "prompt_tokens" in data:
+        return int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0), ""
+    return 0, 0, f"{path.name} has neither input_tokens nor prompt_tokens"
+
+
+def _backbone_model(results: Path, backbone: str) -> str:
+    log = results / f"end2end_{backbone}" / f"mlr_agent_{backbone}.log"
+    if log.is_file():
+        with log.open(errors="replace") as handle:
+            for line in handle:
+                match = _MODEL_LINE.search(line)
+                if match:
+                    return match.group(1)
+    return ""
+
+
+def parse_references(markdown: str) -> list[dict[str, Any]]:
+    """The numbered "**Title**: ..." entries of a released related_work.md, with arXiv links."""
+    refs: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    for line in markdown.splitlines():
+        title = re.match(r"^\s*\d+\.\s+\*\*Title\*\*:\s*(.+)$", line)
+        if title:
+            current = {"title": title.group(1).strip(), "authors": "", "year": "", "summary": "", "url": ""}
+            arxiv = _ARXIV.search(current["title"])
+            if arxiv:
+                current["url"] = f"https://arxiv.org/abs/{arxiv.group(1)}"
+                current["title"] = _ARXIV.sub("", current["title"]).replace("()", "").strip()
+            refs.append(current)
+            continue
+        field_match = re.match(r"^\s*-\s+\*\*(Authors|Summary|Year)\*\*:\s*(.+)$", line)
+        if field_match and current is not None:
+            current[field_match.group(1).lower()] = field_match.group(2).strip()
+    return refs
+
+
+def summarise_trace(trace: Any) -> tuple[dict[str, Any], list[str]]:
+    """Counts, tools used, model, cost and final message of a Claude Code trace; plus its faults."""
+    faults: list[str] = []
+    if not isinstance(trace, list):
+        return {}, ["trace is not a JSON list"]
+    tools: dict[str, int] = {}
+    models: set[str] = set()
+    tokens_in = tokens_out = assistant = 0
+    final: dict[str, Any] = {}
+    for item in trace:
+        if not isinstance(item, dict):
+            continue
+        if item.get("role") == "system" and "cost_usd" in item:
+            final = item
+            continue
+        if item.get("role") == "assistant" or item.get("type") == "message":
+            assistant += 1
+            if item.get("model"):
+                models.add(str(item["model"]))
+            usage = item.get("usage") or {}
+            tokens_in += sum(
+                int(usage.get(k) or 0)
+                for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+            )
+            tokens_out += int(usage.get("output_tokens") or 0)
+            for block in item.get("content") or []:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    tools[str(block.get("name"))] = tools.get(str(block.get("name")), 0) + 1
+    if not final:
+        faults.append("trace has no final system item with cost_usd")
+    summary = {
+        "messages": len(trace),
+        "assistant_messages": assistant,
+        "tool_calls": sum(tools.values()),
+        "tools": dict(sorted(tools.items(), key=lambda kv: -kv[1])),
+        "models": sorted(models),
+        "tokens_in": tokens_in,
+        "tokens_out": tokens_out,
+        "cost_usd": final.get("cost_usd"),
+        "duration_s": round(final["duration_ms"] / 1000, 1)
+        if isinstance(final.get("duration_ms"), int | float)
+        else None,
+        "num_turns": final.get("num_turns"),
+        "result": str(final.get("result") or "")[:4000],
+    }
+    return summary, faults
+
+
+def figure_relative(ref: str) -> str | None:
+    """A paper's image reference (relative to results/paper.md) as a path inside results/, or None."""
+    if ref.startswith(("http://", "https://", "data:", "/")):
+        return None
+    joined = posixpath.normpath(posixpath.join("results", ref))
+    if not joined.startswith("results/"):
+        return None
+    return clean_relative(joined.removeprefix("results/"))
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+
+
+def _upsert(run: ResearchRun, stage: str, **fields: Any) -> Artifact:
+    artifact, _ = Artifact.objects.update_or_create(research_run=run, stage=stage, defaults=fields)
+    return artifact
+
+
+def import_mlr_runs(path: str | Path, *, stdout: TextIO | None = None) -> RunImportReport:
+    """Import every `end2end_<backbone>/<task>/` run under `path`; returns the report (also written to stdout)."""
+    report = RunImportReport()
+    root = results_root(path)
+    if not root.is_dir():
+        report.errors.append(f"{root}: not a folder (give the MLR-Bench repository or its agent_results/ folder)")
+        _write(report, stdout)
+        return report
+    backbones = sorted(d for d in root.iterdir() if d.is_dir() and _RUN_DIR.match(d.name))
+    if not backbones:
+        report.errors.append(f"{root}: no end2end_<backbone>/ folders")
+    tasks_needed = Path(path) / "tasks"
+    if backbones and tasks_needed.is_dir() and not Task.objects.filter(kind=Task.Kind.MLR, is_current=True).exists():
+        import_mlr_tasks(tasks_needed)  # the runs point at their tasks: make sure they exist
+    for backbone_dir in backbones:
+        backbone = _RUN_DIR.match(backbone_dir.name)["backbone"]  # type: ignore[index]
+        model = _backbone_model(root, backbone)
+        for run_dir in sorted(d for d in backbone_dir.iterdir() if d.is_dir()):
+            where = f"{backbone_dir.name}/{run_dir.name}"
+            if not (run_dir / "task.md").is_file() and not (run_dir / "idea.md").is_file():
+                report.faults.append(f"{where}: not a run folder (no task.md, no idea.md); skipped")
+                continue
+            try:
+                _import_run(run_dir=run_dir, backbone=backbone, model=model, where=where, report=report)
+            except Exception as exc:  # one broken run never stops the others
+                report.errors.append(f"{where}: not imported ({type(exc).__name__}: {exc})")
+    _write(report, stdout)
+    return report
+
+
+def _write(report: RunImportReport, stdout: TextIO | None) -> None:
+    out = stdout if stdout is not None else sys.stdout
+    for line in report.lines():
+        out.write(line + "\n")
+
+
+def _import_run(*, run_dir: Path, backbone: str, model: str, where: str, report: RunImportReport) -> None:
+    task = Task.objects.filter(slug=run_dir.name, kind=Task.Kind.MLR, is_current=True).first()
+    if task is None:
+        report.errors.append(f"{where}: task {run_dir.name} is not imported (run import_mlr_tasks first); skipped")
+        return
+    faults: list[str] = []
+    released_task = _read(run_dir / "task.md")
+    if released_task and released_task.strip() != task.description.strip():
+        faults.append("task.md differs from the released task file")
+    extra = sorted(d.name for d in run_dir.iterdir() if d.is_dir() and d.name not in ("results", "claude_code"))
+    if extra:
+        faults.append(f"extra folders left by the agent: {', '.join(extra)}")
+    with transaction.atomic():
+        run = find_imported_run(task_slug=task.slug, backbone=backbone)
+        settings = {"release_path": where, "model": model, "attribution": ATTRIBUTION}
+        if run is None:
+            run = ResearchRun.objects.create(
+                task=task,
+                source=ResearchRun.Source.MLRBENCH,
+                backbone=backbone,
+                mode=ResearchRun.Mode.END_TO_END,
+                stages=STAGES,
+                settings=settings,
+                status=ResearchRun.Status.FINISHED,
+                finished_at=timezone.now(),
+            )
+            report.created += 1
+        else:
+            report.updated += 1
+        artifacts = _import_text_stages(run=run, run_dir=run_dir, faults=faults)
+        artifacts.append(_import_experiment(run=run, run_dir=run_dir, faults=faults, report=report))
+        artifacts.append(_import_paper(run=run, run_dir=run_dir, faults=faults, report=report))
+        failed = [a.stage for a in artifacts if a.status == Artifact.Status.FAILED]
+        run.settings = {**settings, "faults": faults}
+        run.tokens_sent = sum(a.tokens_sent for a in artifacts)
+        run.tokens_received = sum(a.tokens_received for a in artifacts)
+        run.cost = sum(a.cost for a in artifacts)
+        run.status = ResearchRun.Status.FAILED if failed else ResearchRun.Status.FINISHED
+        run.error = f"missing in the release: {', '.join(failed)}" if failed else ""
+        run.save()
+    report.runs.append(where)
+    report.faults += [f"{where}: {f}" for f in faults]
+
+
+def _import_text_stages(*, run: ResearchRun, run_dir: Path, faults: list[str]) -> list[Artifact]:
+    artifacts = []
+    for stage, name in STAGE_FILE.items():
+        text = _read(run_dir / name)
+        tokens_in, tokens_out, problem = _usage(run_dir / STAGE_USAGE[stage])
+        if problem:
+            faults.append(f"{stage}: {problem}")
+        data: dict[str, Any] = {"priced": False, "cost_note": "the release gives tokens, not prices"}
+        if stage == Artifact.Stage.LITERATURE:
+            data["references"] = parse_references(text)
+            data["provider"] = "released (OpenAI search model)"
+        artifacts.append(
+            _upsert(
+                run,
+                stage,
+                status=Artifact.Status.DONE if text else Artifact.Status.FAILED,
+                content=text,
+                data=data,
+                files=[],
+                tokens_sent=tokens_in,
+                tokens_received=tokens_out,
+                cost=0.0,
+                error="" if text else f"{name} missing in the release",
+            )
+        )
+        if not text:
+            faults.append(f"{stage}: {name} missing")
+    return artifacts
+
+
+def _copy_tree(*, artifact: Artifact, folder: Path, report: RunImportReport, faults: list[str]) -> list[str]:
+    stored: list[str] = []
+    for file in sorted(folder.rglob("*")):
+        if not file.is_file():
+            continue
+        relative = file.relative_to(folder).as_posix()
+        suffix = file.suffix.lower()
+        if suffix not in IMAGE_SUFFIXES | TEXT_SUFFIXES:
+            continue  # code, checkpoints and binaries are not part of the release's results
+        if file.stat().st_size > MAX_FILE_BYTES:
+            faults.append(f"experiment: {relative} is larger than {MAX_FILE_BYTES // 2**20} MB; not copied")
+            continue
+        stored.append(file_store(artifact=artifact, relative=f"results/{relative}", source=file))
+    report.files += len(stored)
+    return stored
+
+
+def _import_experiment(*, run: ResearchRun, run_dir: Path, faults: list[str], report: RunImportReport) -> Artifact:
+    results = run_dir / "results"
+    artifact = _upsert(run, Artifact.Stage.EXPERIMENT)
+    files: list[str] = []
+    summary: dict[str, Any] = {}
+    trace_path = run_dir / "claude_output.json"
+    if trace_path.is_file():
+        try:
+            summary, trace_faults = summarise_trace(json.loads(trace_path.read_text()))
+            faults += [f"experiment: {f}" for f in trace_faults]
+        except ValueError as exc:
+            faults.append(f"experiment: claude_output.json is not valid JSON ({exc})")
+        files.append(file_store(artifact=artifact, relative="claude_output.json", source=trace_path))
+        report.files += 1
+    else:
+        faults.append("experiment: claude_output.json (the trace) missing")
+    if results.is_dir():
+        files += _copy_tree(artifact=artifact, folder=results, report=report, faults=faults)
+    results_md = _read(results / "results.md")
+    logs = [f for f in ("results/log.txt", "results/experiment.log", "results/run_log.txt") if f in files]
+    if "results/log.txt" not in files:
+        faults.append("experiment: results/log.txt missing" + (f" (other logs: {', '.join(logs)})" if logs else ""))
+    if not results_md:
+        faults.append("experiment: results/results.md missing")
+    artifact.status = Artifact.Status.DONE if results_md else Artifact.Status.FAILED
+    artifact.content = results_md
+    artifact.files = files
+    artifact.data = {
+        "trace": summary,
+        "trace_file": "claude_output.json" if "claude_output.json" in files else "",
+        "logs": logs,
+        "figures": [f for f in files if PurePosixPath(f).suffix.lower() in IMAGE_SUFFIXES],
+        "agent": "Claude Code (released run)",
+        "priced": summary.get("cost_usd") is not None,
+    }
+    artifact.tokens_sent = int(summary.get("tokens_in") or 0)
+    artifact.tokens_received = int(summary.get("tokens_out") or 0)
+    artifact.cost = float(summary.get("cost_usd") or 0.0)
+    artifact.error = "" if results_md else "results/results.md missing in the release"
+    artifact.save()
+    return artifact
+
+
+def _import_paper(*, run: ResearchRun, run_dir: Path, faults: list[str], report: RunImportReport) -> Artifact:
+    results = run_dir / "results"
+    paper = _read(results / "paper.md")
+    tokens_in, tokens_out, problem = _usage(run_dir / STAGE_USAGE[Artifact.Stage.PAPER])
+    if problem:
+        faults.append(f"paper: {problem}")
+    artifact = _upsert(run, Artifact.Stage.PAPER)
+    files: list[str] = []
+    missing: list[str] = []
+    figure_map: dict[str, str] = {}
+    for ref in dict.fromkeys(_IMAGE_REF.findall(paper)):
+        relative = figure_relative(ref)
+        source = run_dir / "results" / relative if relative else None
+        if source is None or not source.is_file() or source.stat().st_size > MAX_FILE_BYTES:
+            missing.append(ref)
+            continue
+        figure_map[ref] = file_store(artifact=artifact, relative=relative, source=source)
+        files.append(figure_map[ref])
+    report.files += len(files)
+    all_figures = (
+        {f.relative_to(results).as_posix() for f in results.rglob("*") if f.suffix.lower() in IMAGE_SUFFIXES}
+        if results.is_dir()
+        else set()
+    )
+    uncited = sorted(all_figures - set(files))
+    files = list(dict.fromkeys(files))
+    if missing:
+        faults.append(f"paper: cites figures the run does not have: {', '.join(missing)}")
+    if all_figures and not files:
+        faults.append(f"paper: embeds none of the run's {len(all_figures)} figures")
+    elif uncited:
+        faults.append(f"paper: {len(uncited)} of the run's figures are not cited")
+    if not paper:
+        faults.append("paper: results/paper.md missing")
+    artifact.status = Artifact.Status.DONE if paper else Artifact.Status.FAILED
+    artifact.content = paper
+    artifact.files = files
+    artifact.data = {
+        "figures": files,
+        "figure_map": figure_map,
+        "missing_figures": missing,
+        "uncited_figures": uncited,
+        "priced": False,
+        "cost_note": "the release gives tokens, not prices",
+    }
+    artifact.tokens_sent, artifact.tokens_received, artifact.cost = tokens_in, tokens_out, 0.0
+    artifact.error = "" if paper else "results/paper.md missing in the release"
+    artifact.save()
+    return artifact

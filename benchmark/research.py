@@ -1,0 +1,504 @@
+"""MLR-Agent on Referee: idea -> literature review -> proposal -> experiment -> paper.
+
+Each stage is one Artifact row (one per stage per run). `research_execute` walks the run's
+stages in order and skips those already done, so running it again after a failure resumes at
+the first stage not done. Stepwise mode runs one stage from inputs given at launch (stored as
+artifacts marked `given`). Tokens and cost are kept per stage and summed on the run; every
+stage change is published to `research_<code>` for the run page.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
+
+from benchmark import literature
+from benchmark.llm import LLMError, complete, image_block, text_block
+from benchmark.models import Artifact, ResearchRun, Task
+from benchmark.research_experiment import ExperimentRequest, ExperimentUnavailable, experiment_agent
+from benchmark.research_files import IMAGE_SUFFIXES, artifact_dir, clean_relative, file_store, is_image
+from benchmark.research_progress import research_send
+
+log = logging.getLogger(__name__)
+
+STAGES = [s.value for s in Artifact.Stage]
+IDEA_MAX_WORDS = 200
+MAX_FIGURES_TO_MODEL = 8
+MAX_FIGURE_BYTES = 4 * 1024 * 1024
+
+
+class StageError(Exception):
+    """A stage could not produce its output; the message is shown on the run page."""
+
+
+@dataclass
+class StageResult:
+    content: str
+    data: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, bytes] = field(default_factory=dict)
+    tokens_sent: int = 0
+    tokens_received: int = 0
+    cost: float = 0.0
+    experiment_run: Any = None
+
+
+@dataclass
+class Context:
+    run: ResearchRun
+    artifacts: dict[str, Artifact]
+
+    @property
+    def task(self) -> Task:
+        return self.run.task
+
+    def text(self, stage: str) -> str:
+        artifact = self.artifacts.get(stage)
+        if artifact is None or artifact.status != Artifact.Status.DONE:
+            raise StageError(f"the {stage} stage has no output to build on; run it first or give it as input")
+        return artifact.content
+
+    @property
+    def model(self) -> str:
+        return self.run.backbone
+
+    def llm(self, *, system: str, content: Any, max_tokens: int = 8192) -> tuple[str, StageResult]:
+        """One model call at the run's temperature; its usage is returned as an empty StageResult to fill."""
+        try:
+            completion = complete(
+                model=self.model,
+                system=system,
+                messages=[{"role": "user", "content": content}],
+                temperature=float(self.run.settings.get("temperature", 0.0)),
+                max_tokens=max_tokens,
+                base_url=self.run.settings.get("base_url") or None,
+            )
+        except LLMError as exc:
+            raise StageError(f"the model call failed: {type(exc).__name__}: {exc}") from exc
+        result = StageResult(
+            content="",
+            tokens_sent=completion.tokens_in,
+            tokens_received=completion.tokens_out,
+            cost=completion.cost,
+            data={"model": completion.model, "priced": completion.priced, "stop_reason": completion.stop_reason},
+        )
+        return completion.text, result
+
+
+# -- stages -------------------------------------------------------------------------------------
+SYSTEM = "You are an ML researcher preparing a submission to the workshop whose call for papers is given."
+
+IDEA_PROMPT = """Call for papers (workshop {venue} {year}):
+
+{task}
+
+Propose one new research idea for this workshop, in at most {limit} words, in markdown with exactly
+these parts:
+# <title>
+## Motivation
+## Main Idea
+The idea must be specific, testable with a modest compute budget, and new."""
+
+
+def _word_count(text: str) -> int:
+    return len(re.findall(r"\S+", text))
+
+
+def stage_idea(ctx: Context) -> StageResult:
+    prompt = IDEA_PROMPT.format(
+        venue=ctx.task.venue, year=ctx.task.year, task=ctx.task.description, limit=IDEA_MAX_WORDS
+    )
+    text, result = ctx.llm(system=SYSTEM, content=prompt, max_tokens=1024)
+    words = _word_count(text)
+    if words > IDEA_MAX_WORDS:
+        # One request to shorten: the limit is part of the task, not a suggestion.
+        shorter, again = ctx.llm(
+            system=SYSTEM,
+            content=f"{prompt}\n\nYour draft had {words} words; rewrite it in at most {IDEA_MAX_WORDS} words:\n\n{text}",
+            max_tokens=1024,
+        )
+        _add_usage(result, again)
+        text, words = shorter, _word_count(shorter)
+    missing = [part for part in ("motivation", "main idea") if part not in text.lower()]
+    if not text.strip().startswith("#"):
+        missing.insert(0, "title")
+    result.content = text.strip()
+    result.data.update({"words": words, "over_limit": words > IDEA_MAX_WORDS, "missing_parts": missing})
+    return result
+
+
+LIT_PROMPT = """Research idea:
+
+{idea}
+
+Papers found by a literature search ({provider}):
+
+{papers}
+
+Write a literature review for this idea in markdown: group the papers by theme, say what each
+contributes, and close with the key open challenges the idea addresses. Cite papers as [n] using
+the numbers above; cite nothing that is not in the list."""
+
+
+def _idea_query(idea: str) -> str:
+    for line in idea.splitlines():
+        if line.strip().startswith("#"):
+            return line.strip("# ").strip()
+    return idea[:200]
+
+
+def stage_literature(ctx: Context) -> StageResult:
+    idea = ctx.text(Artifact.Stage.IDEA)
+    settings = ctx.run.settings
+    provider = settings.get("literature_provider", "semantic_scholar")
+    try:
+        found = literature.search(
+            _idea_query(idea),
+            provider=provider,
+            corpus=settings.get("literature_corpus", ""),
+            model=settings.get("literature_model", ""),
+            limit=int(settings.get("literature_limit", 10)),
+        )
+    except literature.LiteratureError as exc:
+        raise StageError(f"literature search ({provider}) failed: {exc}") from exc
+    except LLMError as exc:
+        raise StageError(f"literature search ({provider}) failed: {type(exc).__name__}: {exc}") from exc
+    if not found.references:
+        raise StageError(f"literature search ({provider}) found no papers for {found.query!r}")
+    papers = "\n\n".join(
+        f"[{i}] {r.title} ({r.year}) {r.authors}\n{r.abstract}" for i, r in enumerate(found.references, 1)
+    )
+    text, result = ctx.llm(system=SYSTEM, content=LIT_PROMPT.format(idea=idea, provider=provider, papers=papers))
+    result.tokens_sent += found.tokens_in
+    result.tokens_received += found.tokens_out
+    result.cost += found.cost
+    refs_md = "\n".join(
+        f"{i}. [{r.title}]({r.url})" + (f" ({r.year})" if r.year else "") if r.url else f"{i}. {r.title} ({r.year})"
+        for i, r in enumerate(found.references, 1)
+    )
+    result.content = f"{text.strip()}\n\n## References\n\n{refs_md}\n"
+    result.data.update(
+        {"provider": provider, "query": found.query, "references": [r.as_dict() for r in found.references]}
+    )
+    return result
+
+
+PROPOSAL_PROMPT = """Call for papers:
+
+{task}
+
+Research idea:
+
+{idea}
+
+Literature review:
+
+{literature}
+
+Write the full research proposal for this idea, about 2,000 words, in markdown: Title, Introduction
+(background, objectives, significance), Methodology (data, algorithm with its equations in LaTeX -
+inline $...$ and display $$...$$ -, experimental design including the baselines to compare and the
+evaluation metrics), Expected Outcomes & Impact. Cite the literature above where it is used."""
+
+
+def stage_proposal(ctx: Context) -> StageResult:
+    prompt = PROPOSAL_PROMPT.format(
+        task=ctx.task.description, idea=ctx.text(Artifact.Stage.IDEA), literature=ctx.text(Artifact.Stage.LITERATURE)
+    )
+    text, result = ctx.llm(system=SYSTEM, content=prompt, max_tokens=8192)
+    result.content = text.strip()
+    result.data["words"] = _word_count(text)
+    return result
+
+
+def stage_experiment(ctx: Context) -> StageResult:
+    inputs = {
+        "task.md": ctx.task.description,
+        "idea.md": ctx.text(Artifact.Stage.IDEA),
+        "related_work.md": ctx.text(Artifact.Stage.LITERATURE),
+        "proposal.md": ctx.text(Artifact.Stage.PROPOSAL),
+    }
+    try:
+        agent = experiment_agent()
+        outcome = agent(
+            ExperimentRequest(research_run=ctx.run, inputs=inputs, limits=ctx.run.settings.get("experiment", {}))
+        )
+    except ExperimentUnavailable as exc:
+        raise StageError(str(exc)) from exc
+    if outcome.error:
+        raise StageError(f"the experiment agent failed: {outcome.error}")
+    if not outcome.results_md.strip():
+        raise StageError("the experiment agent finished without writing results.md")
+    figures = sorted(p for p in outcome.files if is_image(p))
+    return StageResult(
+        content=outcome.results_md,
+        files={"results.md": outcome.results_md.encode(), **outcome.files},
+        data={"trace": outcome.trace, "figures": figures, "agent_run": str(outcome.run.code) if outcome.run else ""},
+        tokens_sent=outcome.tokens_sent,
+        tokens_received=outcome.tokens_received,
+        cost=outcome.cost,
+        experiment_run=outcome.run,
+    )
+
+
+PAPER_PROMPT = """Call for papers:
+
+{task}
+
+Research idea:
+
+{idea}
+
+Literature review:
+
+{literature}
+
+Proposal:
+
+{proposal}
+
+Experimental results (results.md written by the experiment agent):
+
+{results}
+
+Available figures (shown to you as images below, in this order): {figure_list}
+
+Write the workshop paper in markdown: Title, Abstract, Introduction, Related Work, Methodology,
+Experiment Setup, Experiment Results (tables and figures), Analysis, Conclusion, References.
+Use LaTeX for math ($...$ inline, $$...$$ display). Embed figures with ![caption](path) using
+exactly the paths listed above. Report only the results given here; never invent numbers."""
+
+
+def _figures_of(ctx: Context) -> list[tuple[str, bytes]]:
+    experiment = ctx.artifacts.get(Artifact.Stage.EXPERIMENT)
+    if experiment is None:
+        return []
+    found = []
+    for relative in experiment.files or []:
+        path = artifact_dir(experiment) / relative
+        if is_image(relative) and path.is_file() and path.stat().st_size <= MAX_FIGURE_BYTES:
+            found.append((relative, path.read_bytes()))
+    return found
+
+
+_MEDIA = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
+_IMAGE_REF = re.compile(r"!\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+
+
+def stage_paper(ctx: Context) -> StageResult:
+    figures = _figures_of(ctx)
+    shown = [(p, data) for p, data in figures if PurePosixPath(p).suffix.lower() in _MEDIA][:MAX_FIGURES_TO_MODEL]
+    prompt = PAPER_PROMPT.format(
+        task=ctx.task.description,
+        idea=ctx.text(Artifact.Stage.IDEA),
+        literature=ctx.text(Artifact.Stage.LITERATURE),
+        proposal=ctx.text(Artifact.Stage.PROPOSAL),
+        results=ctx.text(Artifact.Stage.EXPERIMENT),
+        figure_list=", ".join(p for p, _ in shown) or "(none)",
+    )
+    content: list[dict[str, str]] = [text_block(prompt)]
+    for path, data in shown:
+        content.append(text_block(f"Figure file: {path}"))
+        content.append(image_block(data, _MEDIA[PurePosixPath(path).suffix.lower()]))
+    text, result = ctx.llm(system=SYSTEM, content=content, max_tokens=12000)
+    available = {p: data for p, data in figures}
+    cited = list(dict.fromkeys(_IMAGE_REF.findall(text)))
+    missing = [ref for ref in cited if clean_relative(ref) not in available]
+    result.content = text.strip()
+    result.files = {
+        clean_relative(ref): available[clean_relative(ref)] for ref in cited if clean_relative(ref) in available
+    }  # type: ignore[index]
+    result.data.update(
+        {
+            "figures_shown": [p for p, _ in shown],
+            "figures": sorted(result.files),
+            "figure_map": {ref: clean_relative(ref) for ref in cited if ref not in missing},
+            "missing_figures": missing,
+            "words": _word_count(text),
+        }
+    )
+    return result
+
+
+STAGE_FUNCTIONS: dict[str, Callable[[Context], StageResult]] = {
+    Artifact.Stage.IDEA: stage_idea,
+    Artifact.Stage.LITERATURE: stage_literature,
+    Artifact.Stage.PROPOSAL: stage_proposal,
+    Artifact.Stage.EXPERIMENT: stage_experiment,
+    Artifact.Stage.PAPER: stage_paper,
+}
+
+
+def _add_usage(into: StageResult, other: StageResult) -> None:
+    into.tokens_sent += other.tokens_sent
+    into.tokens_received += other.tokens_received
+    into.cost += other.cost
+
+
+# -- launch and execution -----------------------------------------------------------------------
+def research_enqueue(run: ResearchRun) -> None:
+    """Enqueue after the surrounding transaction commits: the worker must find the row."""
+    import django_rq
+
+    from benchmark.research_jobs import execute_research
+
+    run_id = run.pk
+    transaction.on_commit(lambda: django_rq.get_queue("runs").enqueue(execute_research, run_id, job_timeout=12 * 3600))
+
+
+def research_launch(
+    *,
+    owner: AbstractBaseUser,
+    task: Task,
+    backbone: str,
+    stages: list[str] | None = None,
+    settings: dict[str, Any] | None = None,
+    given: dict[str, str] | None = None,
+    given_files: dict[str, bytes] | None = None,
+) -> ResearchRun:
+    """A research run of `stages` (all five: end to end) on `task`; `given` holds earlier stages' outputs."""
+    stages = list(stages or STAGES)
+    unknown = [s for s in stages if s not in STAGES]
+    if unknown or not stages:
+        raise ValueError(f"unknown stages: {unknown}" if unknown else "choose at least one stage")
+    stages = [s for s in STAGES if s in stages]  # pipeline order
+    given = {k: v for k, v in (given or {}).items() if v and v.strip()}
+    first = STAGES.index(stages[0])
+    needed = [s for s in STAGES[:first] if s not in given]
+    if needed:
+        raise ValueError(f"running from the {stages[0]} stage needs the output of: {', '.join(needed)}")
+    mode = ResearchRun.Mode.END_TO_END if stages == STAGES else ResearchRun.Mode.STEPWISE
+    with transaction.atomic():
+        run = ResearchRun.objects.create(
+            task=task, owner=owner, backbone=backbone, mode=mode, stages=stages, settings=settings or {}
+        )
+        for stage, text in given.items():
+            if stage in stages:
+                continue  # a stage that runs does not take a given output
+            artifact = Artifact.objects.create(
+                research_run=run, stage=stage, status=Artifact.Status.DONE, content=text, data={"given": True}
+            )
+            if stage == Artifact.Stage.EXPERIMENT and given_files:
+                artifact.files = [file_store(artifact=artifact, relative=p, data=b) for p, b in given_files.items()]
+                artifact.data = {"given": True, "figures": sorted(f for f in artifact.files if is_image(f))}
+                artifact.save(update_fields=["files", "data"])
+        research_enqueue(run)
+    return run
+
+
+def research_resume(*, run: ResearchRun) -> bool:
+    """Queue a failed or interrupted run again; it continues at the first stage not done."""
+    with transaction.atomic():
+        updated = ResearchRun.objects.filter(
+            pk=run.pk,
+            status__in=(ResearchRun.Status.FAILED, ResearchRun.Status.INTERRUPTED, ResearchRun.Status.CANCELLED),
+        ).update(status=ResearchRun.Status.QUEUED, error="", finished_at=None)
+        if updated:
+            research_enqueue(run)
+    run.refresh_from_db()
+    return bool(updated)
+
+
+def _totals(run: ResearchRun) -> None:
+    sums = run.artifacts.aggregate(s=Sum("tokens_sent"), r=Sum("tokens_received"), c=Sum("cost"))
+    run.tokens_sent, run.tokens_received, run.cost = sums["s"] or 0, sums["r"] or 0, sums["c"] or 0.0
+
+
+def _store_result(artifact: Artifact, result: StageResult) -> None:
+    stored = []
+    for relative, data in result.files.items():
+        try:
+            stored.append(file_store(artifact=artifact, relative=relative, data=data))
+        except ValueError as exc:
+            result.data.setdefault("rejected_files", []).append(str(exc))
+    artifact.status = Artifact.Status.DONE
+    artifact.content = result.content
+    artifact.data = result.data
+    artifact.files = stored
+    artifact.tokens_sent, artifact.tokens_received, artifact.cost = (
+        result.tokens_sent, result.tokens_received, result.cost,
+    )  # fmt: skip
+    artifact.experiment_run = result.experiment_run
+    artifact.error = ""
+    artifact.save()
+
+
+def research_stage_run(*, run: ResearchRun, stage: str) -> Artifact:
+    """Run one stage now and store its artifact (done or failed, with the reason)."""
+    artifacts = {a.stage: a for a in run.artifacts.all()}
+    artifact, _ = Artifact.objects.update_or_create(
+        research_run=run,
+        stage=stage,
+        defaults={"status": Artifact.Status.RUNNING, "error": "", "content": "", "data": {}, "files": []},
+    )
+    _publish(run)
+    try:
+        result = STAGE_FUNCTIONS[stage](Context(run=run, artifacts=artifacts))
+        _store_result(artifact, result)
+    except StageError as exc:
+        artifact.status, artifact.error = Artifact.Status.FAILED, str(exc)
+        artifact.save(update_fields=["status", "error"])
+    except Exception as exc:  # a bug or an outage fails the stage visibly; the worker lives on
+        log.exception("stage %s of research run %s crashed", stage, run.code)
+        artifact.status, artifact.error = Artifact.Status.FAILED, f"{type(exc).__name__}: {exc}"
+        artifact.save(update_fields=["status", "error"])
+    return artifact
+
+
+def research_execute(*, research_run_id: int) -> ResearchRun | None:
+    """Claim a queued run and run its stages in order, from the first one not done."""
+    claimed = ResearchRun.objects.filter(pk=research_run_id, status=ResearchRun.Status.QUEUED).update(
+        status=ResearchRun.Status.RUNNING
+    )
+    if not claimed:
+        return None
+    run = ResearchRun.objects.select_related("task").get(pk=research_run_id)
+    _publish(run)
+    error = ""
+    for stage in run.stages:
+        done = run.artifacts.filter(stage=stage, status=Artifact.Status.DONE).exists()
+        if done:
+            continue
+        if ResearchRun.objects.filter(pk=run.pk).values_list("status", flat=True).first() != ResearchRun.Status.RUNNING:
+            return run  # cancelled between stages
+        artifact = research_stage_run(run=run, stage=stage)
+        _totals(run)
+        ResearchRun.objects.filter(pk=run.pk).update(
+            tokens_sent=run.tokens_sent, tokens_received=run.tokens_received, cost=run.cost
+        )
+        _publish(run)
+        if artifact.status != Artifact.Status.DONE:
+            error = f"{Artifact.Stage(stage).label} failed: {artifact.error}"
+            break
+    ResearchRun.objects.filter(pk=run.pk, status=ResearchRun.Status.RUNNING).update(
+        status=ResearchRun.Status.FAILED if error else ResearchRun.Status.FINISHED,
+        error=error,
+        finished_at=timezone.now(),
+    )
+    _publish(run)
+    return run
+
+
+def _publish(run: ResearchRun) -> None:
+    run.refresh_from_db()
+    try:
+        research_send(run)
+    except Exception:  # a viewer missing one update reloads the state on reconnect; the run goes on
+        log.exception("could not publish research run %s", run.code)
+
+
+def paper_figure_url_map(artifact: Artifact) -> dict[str, str]:
+    """Image reference in the paper -> stored relative path, for rendering."""
+    mapping = dict((artifact.data or {}).get("figure_map") or {})
+    for relative in artifact.files or []:
+        if PurePosixPath(relative).suffix.lower() in IMAGE_SUFFIXES:
+            mapping.setdefault(relative, relative)
+    return mapping

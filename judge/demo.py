@@ -1,0 +1,30 @@
+"""Demo data of the judge app: the version-1 rubrics, and the released MLR-Bench reviews when the data is there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TextIO
+
+from django.conf import settings
+
+from judge.rubrics import rubric_load_defaults
+
+
+def seed(stdout: TextIO) -> None:
+    rubric_load_defaults(stdout=stdout)
+    root = Path(settings.MLRBENCH_DIR) if getattr(settings, "MLRBENCH_DIR", "") else None
+    if root is None or not (root / "agent_reviews").is_dir():
+        stdout.write("MLR-Bench reviews: MLRBENCH_DIR is not set or has no agent_reviews/; skipped\n")
+        return
+    from importlib import import_module
+
+    from benchmark.models import ResearchRun
+    from judge.mlr_reviews import import_mlr_reviews
+
+    # The reviews attach to the released runs' papers: import those first if benchmark's demo has not.
+    if not ResearchRun.objects.filter(source=ResearchRun.Source.MLRBENCH).exists():
+        try:
+            import_module("benchmark.mlr_import").import_mlr_runs(root, stdout=stdout)
+        except (ModuleNotFoundError, AttributeError) as exc:
+            stdout.write(f"MLR-Bench runs: importer unavailable ({exc}); reviews need them\n")
+    import_mlr_reviews(root, stdout=stdout)

@@ -1,0 +1,177 @@
+"""Requesting and executing LLM judgments of research artifacts."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import django_rq
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from benchmark.llm import ConfigurationError, LLMError, complete, parse_model
+from benchmark.models import Artifact
+from judge.models import Judgment, Rubric
+from judge.parsing import ReplyError, reply_parse
+from judge.prompts import prompt_render
+from judge.rubrics import STAGES_FOR_ARTIFACT
+
+JUDGE_QUEUE = "judge"
+MAX_JUDGES = 6
+RETRY_MESSAGE = (
+    "Your reply could not be accepted: {error}\n\n"
+    "Reply again with the corrected JSON object only, with every rubric key present and each score an "
+    "integer inside its range."
+)
+
+
+def max_attempts() -> int:
+    return int(getattr(settings, "JUDGE_MAX_ATTEMPTS", 3))
+
+
+def judge_max_tokens() -> int:
+    return int(getattr(settings, "JUDGE_MAX_TOKENS", 4096))
+
+
+def judgment_request(
+    *,
+    artifact: Artifact,
+    rubric: Rubric,
+    judge_models: list[str],
+    with_supplementary: bool,
+    requested_by: Any = None,
+) -> list[Judgment]:
+    """Queue one judgment per judge model; each runs as `judge.jobs.run_judgment` after the commit."""
+    allowed = STAGES_FOR_ARTIFACT.get(artifact.stage, ())
+    if rubric.stage not in allowed:
+        raise ValidationError(
+            f"a {rubric.get_stage_display()} rubric does not apply to a {artifact.get_stage_display()} artifact"
+            + (f" (use: {', '.join(allowed)})" if allowed else "")
+        )
+    models = [m.strip() for m in judge_models if m.strip()]
+    if not models:
+        raise ValidationError("choose at least one judge model")
+    if len(models) > MAX_JUDGES:
+        raise ValidationError(f"at most {MAX_JUDGES} judge models per request")
+    for model in models:
+        try:
+            parse_model(model)
+        except ConfigurationError as exc:
+            raise ValidationError(str(exc)) from exc
+    judgments = []
+    with transaction.atomic():
+        for model in dict.fromkeys(models):  # the same judge twice in one request is one judgment
+            judgment = Judgment.objects.create(
+                artifact=artifact,
+                rubric=rubric,
+                judge_model=model,
+                temperature=0.0,
+                with_supplementary=with_supplementary,
+                requested_by=requested_by,
+            )
+            transaction.on_commit(partial(_enqueue, judgment.pk))
+            judgments.append(judgment)
+    return judgments
+
+
+def _enqueue(judgment_id: int) -> None:
+    django_rq.get_queue(JUDGE_QUEUE).enqueue("judge.jobs.run_judgment", judgment_id)
+
+
+def _fail(judgment: Judgment, error: str) -> Judgment:
+    judgment.status = Judgment.Status.FAILED
+    judgment.error = error
+    judgment.scores = {}
+    judgment.findings = []
+    judgment.repairs = []
+    judgment.finished_at = timezone.now()
+    judgment.save()
+    return judgment
+
+
+def judgment_execute(*, judgment: Judgment) -> Judgment:
+    """Ask the judge model, validate, re-ask with the validation error, and store scores or the failure.
+
+    A judgment that never validates is stored as failed with its last reply and the error: no score
+    is ever invented or carried over from a partial reply.
+    """
+    claimed = Judgment.objects.filter(pk=judgment.pk, status=Judgment.Status.QUEUED).update(
+        status=Judgment.Status.RUNNING
+    )
+    judgment.refresh_from_db()
+    if not claimed:  # another worker has it, or it already finished: running it twice would double the cost
+        return judgment
+    try:
+        return _judge(judgment)
+    except Exception as exc:  # an unexpected bug must end as a visible failure, not a row stuck in "running"
+        return _fail(judgment, f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _judge(judgment: Judgment) -> Judgment:
+    rubric = judgment.rubric
+    try:
+        prompt = prompt_render(
+            artifact=judgment.artifact, rubric=rubric, with_supplementary=judgment.with_supplementary
+        )
+    except (OSError, ValueError) as exc:  # an unreadable artifact file, a malformed stored trace
+        return _fail(judgment, f"could not render the prompt: {type(exc).__name__}: {exc}")
+    judgment.prompt_hash = prompt.hash
+    messages: list[dict[str, Any]] = [{"role": "user", "content": prompt.user}]
+    log: list[dict[str, Any]] = []
+    error = ""
+    for attempt in range(1, max_attempts() + 1):
+        judgment.attempts = attempt
+        try:
+            completion = complete(
+                model=judgment.judge_model,
+                system=prompt.system,
+                messages=messages,
+                temperature=judgment.temperature,
+                max_tokens=judge_max_tokens(),
+            )
+        except LLMError as exc:
+            log.append({"attempt": attempt, "reply": exc.raw, "error": f"{type(exc).__name__}: {exc}"})
+            judgment.attempt_log = log
+            if exc.raw:
+                judgment.raw_reply = exc.raw
+            return _fail(judgment, f"model call failed on attempt {attempt}: {type(exc).__name__}: {exc}")
+        judgment.tokens_sent += completion.tokens_in
+        judgment.tokens_received += completion.tokens_out
+        judgment.cost += completion.cost
+        judgment.raw_reply = completion.text
+        entry = {
+            "attempt": attempt,
+            "reply": completion.text,
+            "tokens_in": completion.tokens_in,
+            "tokens_out": completion.tokens_out,
+            "cost": completion.cost,
+            "priced": completion.priced,
+            "stop_reason": completion.stop_reason,
+        }
+        try:
+            parsed = reply_parse(completion.text, rubric)
+        except ReplyError as exc:
+            error = str(exc)
+            if completion.stop_reason in ("max_tokens", "length"):
+                error += f" (the reply was cut off at the {judge_max_tokens()}-token limit)"
+            log.append({**entry, "error": error})
+            messages = [
+                *messages,
+                {"role": "assistant", "content": completion.text or "(empty)"},
+                {"role": "user", "content": RETRY_MESSAGE.format(error=error)},
+            ]
+            continue
+        log.append({**entry, "error": ""})
+        judgment.attempt_log = log
+        judgment.status = Judgment.Status.SUCCEEDED
+        judgment.scores = parsed.scores
+        judgment.findings = parsed.findings
+        judgment.repairs = parsed.repairs
+        judgment.error = ""
+        judgment.finished_at = timezone.now()
+        judgment.save()
+        return judgment
+    judgment.attempt_log = log
+    return _fail(judgment, f"no valid reply after {judgment.attempts} attempt(s); last error: {error}")

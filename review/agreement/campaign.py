@@ -1,0 +1,174 @@
+"""Build an `AgreementData` from a review campaign and the judge's judgments of its items.
+
+Items are the campaign's items; an item's system is its research run's backbone. Human scores
+come from SUBMITTED reviews only (drafts are an unfinished opinion); judge scores from SUCCEEDED
+judgments of the same artifacts under one rubric version - the campaign's own by default, or
+another one (MLR-Bench's imported judgments are under the end-to-end v1 rubric while a campaign
+may use a later version). Criteria are the campaign rubric's score dimensions that the judged
+rubric also has (matched by key, else by name). Everything that does not fit - a failed
+judgment, a judge that re-judged an item, a score off the scale, an import fault - becomes a
+`Fault` shown with the results, never a silent drop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from judge.models import Judgment, Rubric
+from review.models import Campaign, Review
+
+from .data import AgreementData, Fault
+
+
+class CampaignDataError(ValueError):
+    """The campaign cannot be analysed at all under the chosen rubric (no shared criterion)."""
+
+
+def _score_dims(rubric: Rubric) -> list[dict[str, Any]]:
+    return [d for d in rubric.dimensions if d.get("kind", "score") == "score"]
+
+
+def rubric_choices(*, campaign: Campaign) -> list[Rubric]:
+    """The campaign's rubric, then every other rubric version with succeeded judgments of its items."""
+    artifact_ids = campaign.items.values("artifact_id")
+    judged = (
+        Rubric.objects.filter(judgments__artifact_id__in=artifact_ids, judgments__status=Judgment.Status.SUCCEEDED)
+        .exclude(pk=campaign.rubric_id)
+        .distinct()
+        .order_by("stage", "-version")
+    )
+    return [campaign.rubric, *judged]
+
+
+def _criteria(campaign_rubric: Rubric, judged_rubric: Rubric) -> list[tuple[str, str, str, tuple[float, float]]]:
+    """(display name, human key, judge key, scale) for each shared score dimension."""
+    judged = _score_dims(judged_rubric)
+    by_key = {d["key"]: d for d in judged}
+    by_name = {str(d.get("name", "")).lower(): d for d in judged}
+    out = []
+    for dim in _score_dims(campaign_rubric):
+        other = by_key.get(dim["key"]) or by_name.get(str(dim.get("name", "")).lower())
+        if other is not None:
+            scale = (float(dim.get("min", 1)), float(dim.get("max", 10)))
+            out.append((str(dim.get("name") or dim["key"]), dim["key"], other["key"], scale))
+    return out
+
+
+def _value(entry: Any, scale: tuple[float, float], where: str, faults: list[Fault]) -> float:
+    score = entry.get("score") if isinstance(entry, dict) else entry
+    if score is None:
+        faults.append(Fault("missing_score", where, "no score: treated as missing"))
+        return np.nan
+    if isinstance(score, bool) or not isinstance(score, int | float) or not np.isfinite(score):
+        faults.append(Fault("bad_value", where, f"{score!r} is not a number: treated as missing"))
+        return np.nan
+    if not scale[0] <= score <= scale[1]:
+        faults.append(Fault("bad_value", where, f"{score} is outside {scale[0]:g}-{scale[1]:g}: treated as missing"))
+        return np.nan
+    return float(score)
+
+
+def campaign_agreement_data(
+    *, campaign: Campaign, rubric: Rubric | None = None, judge_models: tuple[str, ...] = ()
+) -> AgreementData:
+    """The neutral data of one campaign; `judge_models` restricts the judges (empty: all)."""
+    judged_rubric = rubric or campaign.rubric
+    crits = _criteria(campaign.rubric, judged_rubric)
+    if not crits:
+        raise CampaignDataError(
+            f"the campaign's rubric ({campaign.rubric}) and {judged_rubric} share no score dimension"
+        )
+    faults = [
+        Fault(f"import:{f.get('kind', '?')}", str(f.get("where", "")), str(f.get("detail", "")))
+        for f in campaign.import_faults or []
+    ]
+    items = list(campaign.items.select_related("artifact__research_run__task").order_by("id"))
+    index = {item.pk: i for i, item in enumerate(items)}
+    labels = tuple(f"{it.artifact.research_run.task.slug}/{it.system} ({it.code})" for it in items)
+
+    # Humans: one row per submitted review, in slot order within an item (the import keeps the
+    # released file's order that way, so reviewer 1 vs 2 statistics match the file command).
+    reviews = (
+        Review.objects.submitted_in(campaign)
+        .select_related("assignment")
+        .order_by("assignment__item_id", "assignment__slot", "assignment_id")
+    )
+    h_item, h_rev, h_where, h_vals = [], [], [], []
+    for review in reviews:
+        a = review.assignment
+        where = f"review {a.code} of {labels[index[a.item_id]]}"
+        h_item.append(index[a.item_id])
+        h_rev.append(str(a.reviewer_id))
+        h_where.append(where)
+        h_vals.append(
+            [_value((review.scores or {}).get(hk), scale, f"{where}: {name}", faults) for name, hk, _, scale in crits]
+        )
+
+    # Judges: the latest succeeded judgment per (artifact, judge model); failures are listed.
+    judgments = Judgment.objects.filter(
+        artifact_id__in=[it.artifact_id for it in items], rubric=judged_rubric
+    ).order_by("artifact_id", "judge_model", "-created_at", "-id")
+    if judge_models:
+        judgments = judgments.filter(judge_model__in=judge_models)
+    by_artifact = {it.artifact_id: index[it.pk] for it in items}
+    latest: dict[tuple[int, str], Judgment] = {}
+    hashes: dict[str, set[str]] = defaultdict(set)
+    for j in judgments:
+        label = labels[by_artifact[j.artifact_id]]
+        if j.status != Judgment.Status.SUCCEEDED:
+            if j.status == Judgment.Status.FAILED:
+                faults.append(Fault("failed_judgment", label, f"{j.judge_model}: {j.error[:200] or 'failed'}"))
+            else:
+                faults.append(Fault("pending_judgment", label, f"{j.judge_model}: {j.status}, not counted"))
+            continue
+        key = (j.artifact_id, j.judge_model)
+        if key in latest:
+            faults.append(
+                Fault("repeated_judgment", label, f"{j.judge_model} judged it again: the latest judgment is used")
+            )
+            continue
+        latest[key] = j
+        hashes[j.judge_model].add(j.prompt_hash or "")
+    judges = tuple(sorted({m for _, m in latest}))
+    if not judges:
+        faults.append(Fault("no_judgment", str(judged_rubric), "no succeeded judgment of any campaign item"))
+    J = np.full((len(items), max(len(judges), 1), len(crits)), np.nan)
+    for (artifact_id, model), j in latest.items():
+        i, k = by_artifact[artifact_id], judges.index(model)
+        where = f"{model} on {labels[i]}"
+        J[i, k] = [_value((j.scores or {}).get(jk), scale, f"{where}: {name}", faults) for name, _, jk, scale in crits]
+
+    human_scores = np.asarray(h_vals, dtype=float).reshape(len(h_item), len(crits))
+    fingerprint = hashlib.sha256()
+    for arr in (np.asarray(h_item, dtype=np.int64), human_scores, J):
+        fingerprint.update(np.ascontiguousarray(arr).tobytes())
+    return AgreementData(
+        criteria=tuple(name for name, *_ in crits),
+        items=labels,
+        item_system=tuple(it.system for it in items),
+        human_item=np.asarray(h_item, dtype=np.int64),
+        human_reviewer=np.asarray(h_rev, dtype=str),
+        human_scores=human_scores,
+        human_where=tuple(h_where),
+        judges=judges or ("no judge",),
+        judge_scores=J,
+        judge_is_mean=False,
+        meta={
+            "campaign": f"{campaign.name} ({campaign.code})",
+            "rubric_version": (
+                f"humans: {campaign.rubric} ({campaign.rubric.code}); judges: {judged_rubric} ({judged_rubric.code})"
+            ),
+            "judge_models": list(judges),
+            "prompt_hashes": [
+                f"{m}: {', '.join(sorted(h or 'not recorded (imported)' for h in hashes[m]))}" for m in judges
+            ]
+            or ["no judgment"],
+            "scale": [list(scale) for *_, scale in crits],
+            "sources_sha256": {f"campaign {campaign.code} scores (human rows, judge scores)": fingerprint.hexdigest()},
+        },
+        faults=faults,
+    )

@@ -1,0 +1,151 @@
+"""Admin pages of a campaign: list, create, progress, assign, reclaim, reassign, export."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from accounts.roles import ADMIN, role_required
+from review import exports
+from review.forms import CampaignForm, ConflictForm, ReassignForm
+from review.models import Assignment, Campaign
+from review.services import (
+    AssignmentError,
+    assignment_reassign,
+    campaign_assign,
+    campaign_progress,
+    campaign_reclaim,
+    conflict_add,
+)
+from review.services import (
+    campaign_create as campaign_create_service,
+)
+
+
+@require_GET
+@role_required(ADMIN)
+def campaign_list(request: HttpRequest) -> HttpResponse:
+    campaigns = Campaign.objects.select_related("rubric").order_by("-created_at")
+    return render(request, "review/campaign_list.html", {"campaigns": campaigns})
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(ADMIN)
+def campaign_create(request: HttpRequest) -> HttpResponse:
+    form = CampaignForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        campaign = campaign_create_service(
+            name=data["name"],
+            rubric=data["rubric"],
+            stage=data["stage"],
+            artifacts=list(data["artifacts"]),
+            reviewers=list(data["reviewers"]),
+            reviewers_per_item=data["reviewers_per_item"],
+            deadline=data["deadline"],
+            show_supplementary=data["show_supplementary"],
+            reclaim_after_hours=data["reclaim_after_hours"],
+            status=data["status"],
+            created_by=request.user,
+        )
+        messages.success(request, f"Campaign {campaign} created. Assign reviewers from its page.")
+        return redirect("review:campaign_detail", campaign.code)
+    return render(request, "review/campaign_form.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@require_GET
+@role_required(ADMIN)
+def campaign_detail(request: HttpRequest, code: str) -> HttpResponse:
+    campaign = get_object_or_404(Campaign.objects.select_related("rubric"), code=code)
+    progress = campaign_progress(campaign=campaign)
+    return render(
+        request,
+        "review/campaign_detail.html",
+        {
+            "campaign": campaign,
+            "progress": progress,
+            "reassign_form": ReassignForm(campaign=campaign),
+            "conflict_form": ConflictForm(campaign=campaign),
+            "conflicts": campaign.conflicts.select_related("reviewer", "item").order_by("id"),
+        },
+    )
+
+
+@require_POST
+@role_required(ADMIN)
+def campaign_assign_view(request: HttpRequest, code: str) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, code=code)
+    result = campaign_assign(campaign=campaign)
+    messages.success(request, f"{result.created} assignment(s) made.")
+    if result.shortfall:
+        gaps = ", ".join(f"{item} ({n})" for item, n in sorted(result.shortfall.items()))
+        messages.error(request, f"No eligible reviewer left for: {gaps}. Add reviewers or relax conflicts.")
+    return redirect("review:campaign_detail", campaign.code)
+
+
+@require_POST
+@role_required(ADMIN)
+def campaign_reclaim_view(request: HttpRequest, code: str) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, code=code)
+    reclaimed = campaign_reclaim(campaign=campaign)
+    result = campaign_assign(campaign=campaign)
+    messages.success(request, f"{len(reclaimed)} assignment(s) reclaimed, {result.created} new one(s) made.")
+    return redirect("review:campaign_detail", campaign.code)
+
+
+@require_POST
+@role_required(ADMIN)
+def assignment_reassign_view(request: HttpRequest, code: str, acode: str) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, code=code)
+    assignment = get_object_or_404(Assignment, campaign=campaign, code=acode)
+    form = ReassignForm(request.POST, campaign=campaign)
+    if not form.is_valid():
+        messages.error(request, "Choose a reviewer of this campaign.")
+        return redirect("review:campaign_detail", campaign.code)
+    try:
+        new = assignment_reassign(assignment=assignment, to_reviewer=form.cleaned_data["reviewer"])
+    except AssignmentError as exc:
+        messages.error(request, f"Not reassigned: {exc}")
+    else:
+        messages.success(request, f"Item {new.item.code} moved to {new.reviewer}.")
+    return redirect("review:campaign_detail", campaign.code)
+
+
+@require_GET
+@role_required(ADMIN)
+def campaign_export(request: HttpRequest, code: str, fmt: str) -> HttpResponse:
+    if fmt not in ("csv", "json"):
+        raise Http404("Export formats: csv, json.")
+    campaign = get_object_or_404(Campaign.objects.select_related("rubric"), code=code)
+    include_drafts = request.GET.get("drafts") == "1"
+    if fmt == "csv":
+        body, content_type = exports.reviews_csv(campaign, include_drafts=include_drafts), "text/csv; charset=utf-8"
+    else:
+        body, content_type = exports.reviews_json(campaign, include_drafts=include_drafts), "application/json"
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="reviews-{campaign.code}.{fmt}"'
+    return response
+
+
+@require_POST
+@role_required(ADMIN)
+def conflict_add_view(request: HttpRequest, code: str) -> HttpResponse:
+    """Record a conflict; assignments made from then on respect it (existing ones are the admin's to move)."""
+    campaign = get_object_or_404(Campaign, code=code)
+    form = ConflictForm(request.POST, campaign=campaign)
+    if form.is_valid():
+        data = form.cleaned_data
+        conflict_add(
+            campaign=campaign,
+            reviewer=data["reviewer"],
+            item=data["item"],
+            system=data["system"],
+            reason=data["reason"],
+        )
+        messages.success(request, "Conflict recorded.")
+    else:
+        errors = "; ".join(e for errs in form.errors.values() for e in errs)
+        messages.error(request, f"Conflict not recorded: {errors}")
+    return redirect("review:campaign_detail", campaign.code)

@@ -1,0 +1,31 @@
+"""Demo data of the review app: the MLR-Bench human study as a campaign, when its papers are imported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TextIO
+
+from django.conf import settings
+
+from benchmark.models import Artifact, ResearchRun
+from judge.models import Rubric
+
+CAMPAIGN_NAME = "MLR-Bench human study (end-to-end papers)"
+
+
+def seed(stdout: TextIO) -> None:
+    root = Path(settings.MLRBENCH_DIR) if getattr(settings, "MLRBENCH_DIR", "") else None
+    csv_path = root / "human_eval" / "human_review.csv" if root else None
+    if csv_path is None or not csv_path.is_file():
+        stdout.write("MLR-Bench human reviews: no human_eval/human_review.csv under MLRBENCH_DIR; skipped\n")
+        return
+    papers = Artifact.objects.filter(stage=Artifact.Stage.PAPER, research_run__source=ResearchRun.Source.MLRBENCH)
+    if not papers.exists():
+        stdout.write("MLR-Bench human reviews: the MLR-Bench papers are not imported; skipped\n")
+        return
+    if not Rubric.objects.filter(stage=Rubric.Stage.END_TO_END).exists():
+        stdout.write("MLR-Bench human reviews: no end-to-end rubric loaded; skipped\n")
+        return
+    from review.importers import import_human_reviews
+
+    import_human_reviews(csv_path, campaign_name=CAMPAIGN_NAME, stdout=stdout)

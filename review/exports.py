@@ -1,0 +1,78 @@
+"""Reviews of a campaign as CSV (one row per review, a score and a justification column per dimension) and JSON."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from review.forms import score_dimensions
+from review.models import Campaign, Review
+
+
+def _reviews(campaign: Campaign, include_drafts: bool) -> Any:
+    qs = Review.objects.filter(assignment__campaign=campaign).select_related(
+        "assignment__item__artifact__research_run__task", "assignment__reviewer"
+    )
+    if not include_drafts:
+        qs = qs.filter(status=Review.Status.SUBMITTED)
+    return qs.order_by("assignment__item_id", "assignment__reviewer__username")
+
+
+def review_records(campaign: Campaign, *, include_drafts: bool = False) -> list[dict[str, Any]]:
+    records = []
+    for review in _reviews(campaign, include_drafts):
+        a = review.assignment
+        run = a.item.artifact.research_run
+        records.append(
+            {
+                "item": a.item.code,
+                "artifact": str(a.item.artifact.code),
+                "task": run.task.slug,
+                "system": run.backbone,
+                "reviewer": a.reviewer.get_username(),
+                "assignment": a.code,
+                "status": review.status,
+                "source": review.source,
+                "submitted_at": review.submitted_at.isoformat() if review.submitted_at else None,
+                "confidence": review.confidence,
+                "scores": review.scores,
+            }
+        )
+    return records
+
+
+def reviews_json(campaign: Campaign, *, include_drafts: bool = False) -> str:
+    return json.dumps(
+        {
+            "campaign": {"code": str(campaign.code), "name": campaign.name, "stage": campaign.stage},
+            "rubric": {
+                "stage": campaign.rubric.stage,
+                "version": campaign.rubric.version,
+                "dimensions": [d["key"] for d in score_dimensions(campaign.rubric)],
+            },
+            "reviews": review_records(campaign, include_drafts=include_drafts),
+            "import_faults": campaign.import_faults,
+        },
+        indent=2,
+    )
+
+
+def reviews_csv(campaign: Campaign, *, include_drafts: bool = False) -> str:
+    keys = [d["key"] for d in score_dimensions(campaign.rubric)]
+    head = ["item", "artifact", "task", "system", "reviewer", "assignment", "status", "source", "submitted_at"]
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow([*head, *keys, "confidence", *(f"{k}_justification" for k in keys)])
+    for rec in review_records(campaign, include_drafts=include_drafts):
+        scores = rec["scores"] or {}
+        writer.writerow(
+            [
+                *(rec[h] if rec[h] is not None else "" for h in head),
+                *((scores.get(k) or {}).get("score", "") for k in keys),
+                rec["confidence"] if rec["confidence"] is not None else "",
+                *((scores.get(k) or {}).get("justification", "") for k in keys),
+            ]
+        )
+    return out.getvalue()

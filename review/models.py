@@ -1,0 +1,270 @@
+"""Review campaigns: items under a rubric version, reviewers, blinded assignments and their reviews.
+
+Query shape the agreement view relies on (per campaign, per criterion, each human review's score
+per item and the item's system): `Review.objects.submitted_in(campaign).score_rows()`.
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from benchmark.models import Artifact
+from judge.models import Rubric
+
+# Lower-case letters and digits without look-alikes: codes are read aloud and typed by reviewers.
+_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
+
+
+def new_code(length: int = 10) -> str:
+    """An opaque, unguessable code (31^10 ~ 8e14): nothing about the item or the system is in it."""
+    return "".join(secrets.choice(_ALPHABET) for _ in range(length))
+
+
+def new_item_code() -> str:
+    return "i-" + new_code(6)
+
+
+class Campaign(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "draft (reviewers see nothing)"
+        OPEN = "open", "open"
+        CLOSED = "closed", "closed (read-only)"
+
+    code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    name = models.CharField(max_length=200, unique=True)
+    stage = models.CharField(max_length=12, choices=Artifact.Stage.choices, default=Artifact.Stage.PAPER)
+    rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="campaigns")
+    reviewers_per_item = models.PositiveSmallIntegerField(default=2)
+    deadline = models.DateTimeField(null=True, blank=True)
+    show_supplementary = models.BooleanField(default=False, help_text="show code and trace to reviewers")
+    reclaim_after_hours = models.PositiveIntegerField(
+        default=72, help_text="an assignment untouched this long can be reclaimed; 0 = never"
+    )
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    blind_names = models.JSONField(
+        default=list, blank=True, help_text="every system name of the items; scrubbed from every item shown"
+    )
+    import_faults = models.JSONField(
+        default=list, blank=True, help_text="problems found by import_human_reviews: duplicated, missing, unmatched"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(reviewers_per_item__gte=1), name="campaign_k_positive"),
+        ]
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_overdue(self) -> bool:
+        return self.deadline is not None and timezone.now() > self.deadline
+
+    def reclaim_cutoff(self) -> Any:
+        if not self.reclaim_after_hours:
+            return None
+        return timezone.now() - timedelta(hours=self.reclaim_after_hours)
+
+
+class CampaignItem(models.Model):
+    """One artifact in a campaign, under a pseudonymous code (admins and exports; reviewers see assignment codes)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
+    artifact = models.ForeignKey(Artifact, on_delete=models.PROTECT, related_name="campaign_items")
+    code = models.CharField(max_length=16, default=new_item_code)
+    tags = models.JSONField(default=list, blank=True, help_text="topic tags matched against reviewer expertise")
+    # The blinded render shared by the item's assignments (figure URLs are filled in per assignment),
+    # stored when the item is added so that no reviewer's page pays for rendering the paper.
+    rendered_html = models.TextField(blank=True)
+    rendered_figures = models.JSONField(default=list, blank=True, help_text="stored paths behind the placeholders")
+    rendered_key = models.CharField(max_length=64, blank=True, help_text="blinding.render_key of the stored render")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "artifact"], name="item_once_per_campaign"),
+            models.UniqueConstraint(fields=["campaign", "code"], name="item_code_unique"),
+        ]
+        ordering = ["campaign", "id"]
+
+    def __str__(self) -> str:
+        return self.code
+
+    @property
+    def system(self) -> str:
+        """The system (backbone) that wrote the item; admins and exports only, never reviewers."""
+        return self.artifact.research_run.backbone
+
+
+class CampaignReviewer(models.Model):
+    """A reviewer's membership of a campaign, with the expertise used to match items."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="members")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_memberships")
+    expertise = models.JSONField(default=list, blank=True, help_text="tags; defaults to the reviewer's profile")
+    max_load = models.PositiveIntegerField(
+        null=True, blank=True, help_text="most items for this reviewer; blank = no cap"
+    )
+    active = models.BooleanField(default=True, help_text="inactive members get no new assignments")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "reviewer"], name="member_once_per_campaign")]
+
+    def __str__(self) -> str:
+        return f"{self.reviewer} in {self.campaign}"
+
+
+class Conflict(models.Model):
+    """A reviewer must not review one item, or any item of one system (e.g. their own lab's agent)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="conflicts")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    item = models.ForeignKey(CampaignItem, null=True, blank=True, on_delete=models.CASCADE, related_name="conflicts")
+    system = models.CharField(max_length=200, blank=True, help_text="backbone label; every item of it is excluded")
+    reason = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(item__isnull=False) & Q(system="")) | (Q(item__isnull=True) & ~Q(system="")),
+                name="conflict_item_xor_system",
+            )
+        ]
+        indexes = [models.Index(fields=["campaign", "reviewer"], name="conflict_lookup")]  # assignment's exclusion set
+
+    def __str__(self) -> str:
+        return f"{self.reviewer} x {self.item or self.system}"
+
+
+class Assignment(models.Model):
+    class Status(models.TextChoices):
+        ASSIGNED = "assigned", "assigned, not opened"
+        STARTED = "started", "in progress"
+        SUBMITTED = "submitted"
+        RECLAIMED = "reclaimed", "reclaimed (untouched too long)"
+        REASSIGNED = "reassigned", "moved to another reviewer"
+
+    # The states that hold one of the item's k slots.
+    LIVE = (Status.ASSIGNED, Status.STARTED, Status.SUBMITTED)
+    OPEN = (Status.ASSIGNED, Status.STARTED)
+
+    code = models.CharField(max_length=16, default=new_code, unique=True, help_text="the reviewer's pseudonymous code")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments")
+    item = models.ForeignKey(CampaignItem, on_delete=models.CASCADE, related_name="assignments")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_assignments")
+    slot = models.PositiveSmallIntegerField(help_text="1..k while live; the DB refuses two live rows in one slot")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ASSIGNED)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_activity = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            # No reviewer twice on an item, ever (also not after a reclaim: they let it lapse once).
+            models.UniqueConstraint(fields=["item", "reviewer"], name="assignment_reviewer_once_per_item"),
+            # At most k live assignments per item: each live one holds a distinct slot 1..k, so two
+            # workers racing to fill the same gap collide here instead of over-assigning.
+            models.UniqueConstraint(
+                fields=["item", "slot"],
+                condition=Q(status__in=["assigned", "started", "submitted"]),
+                name="assignment_one_live_per_slot",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["reviewer", "status"], name="assignment_queue"),  # a reviewer's queue
+            models.Index(fields=["campaign", "status", "last_activity"], name="assignment_reclaim"),  # reclaim scan
+        ]
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return self.code
+
+    @property
+    def is_live(self) -> bool:
+        return self.status in self.LIVE
+
+
+class ReviewQuerySet(models.QuerySet):
+    def submitted_in(self, campaign: Campaign) -> ReviewQuerySet:
+        return self.filter(assignment__campaign=campaign, status=Review.Status.SUBMITTED)
+
+    def score_rows(self) -> Iterator[dict[str, Any]]:
+        """One row per (review, criterion): item code, system, reviewer id, criterion, score, confidence.
+
+        Long format, like review.agreement's human rows; confidence rides along on each row.
+        """
+        rows = self.select_related("assignment__item__artifact__research_run", "assignment__reviewer").order_by(
+            "assignment__item_id", "assignment__reviewer_id"
+        )
+        for review in rows:
+            item = review.assignment.item
+            for key, entry in (review.scores or {}).items():
+                score = entry.get("score") if isinstance(entry, dict) else None
+                yield {
+                    "item": item.code,
+                    "artifact": str(item.artifact.code),
+                    "system": item.system,
+                    "reviewer": review.assignment.reviewer.get_username(),
+                    "reviewer_id": review.assignment.reviewer_id,
+                    "criterion": key,
+                    "score": score,
+                    "confidence": review.confidence,
+                }
+
+
+class Review(models.Model):
+    """A reviewer's scores for one assignment. Drafts autosave; submitting locks it."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft"
+        SUBMITTED = "submitted"
+
+    class Source(models.TextChoices):
+        WEB = "web", "reviewed on Referee"
+        IMPORTED = "imported", "imported (e.g. MLR-Bench human study)"
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="review")
+    scores = models.JSONField(
+        default=dict, blank=True, help_text='{"novelty": {"score": 7, "justification": "..."}} like Judgment.scores'
+    )
+    confidence = models.PositiveSmallIntegerField(null=True, blank=True, help_text="1-5")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.WEB)
+    revision = models.PositiveIntegerField(default=0, help_text="client counter: a save with a lower one is stale")
+    updated_at = models.DateTimeField(auto_now=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ReviewQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(confidence__isnull=True) | Q(confidence__gte=1, confidence__lte=5),
+                name="review_confidence_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="draft") | Q(submitted_at__isnull=False), name="review_submitted_has_time"
+            ),
+        ]
+        indexes = [models.Index(fields=["status"], name="review_status")]  # exports and agreement: submitted only
+
+    def __str__(self) -> str:
+        return f"review {self.assignment.code} ({self.status})"
+
+    def score_of(self, key: str) -> int | None:
+        entry = (self.scores or {}).get(key)
+        value = entry.get("score") if isinstance(entry, dict) else None
+        return value if isinstance(value, int) else None

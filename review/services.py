@@ -1,0 +1,407 @@
+"""Campaign flows that span models: assignment, reassignment, reclaim, draft saves and submission.
+
+Race-freedom rests on the database, not on the Python code: `assignment_reviewer_once_per_item`
+and `assignment_one_live_per_slot` refuse a double assignment whatever two workers compute, and
+the campaign row is locked (select_for_update on PostgreSQL; SQLite's IMMEDIATE transactions
+take the write lock at BEGIN) so that concurrent assigners normally queue rather than collide.
+A collision that still happens rolls that worker's batch back and it plans again from fresh state.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import IntegrityError, OperationalError, transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from accounts.models import Profile
+from benchmark.models import Artifact
+from judge.models import Rubric
+from review import blinding
+from review.models import Assignment, Campaign, CampaignItem, CampaignReviewer, Conflict, Review
+
+log = logging.getLogger(__name__)
+
+ASSIGN_ATTEMPTS = 12
+
+
+class ReviewLocked(Exception):
+    """The review is submitted (or the campaign closed): nothing more can be saved."""
+
+
+class StaleRevision(Exception):
+    """A draft save older than the stored one; carries the stored revision so the client can catch up."""
+
+    def __init__(self, current: int) -> None:
+        super().__init__(f"stale draft: the stored revision is {current}")
+        self.current = current
+
+
+class AssignmentError(ValueError):
+    """An admin action that would break a rule (conflict, duplicate, not a member)."""
+
+
+@dataclass
+class AssignResult:
+    created: int = 0
+    shortfall: dict[str, int] = field(default_factory=dict)  # item code -> slots nobody eligible could fill
+    attempts: int = 1
+
+
+def _tags(values: Any) -> set[str]:
+    return {str(v).strip().lower() for v in (values or []) if str(v).strip()}
+
+
+# ---------------------------------------------------------------- campaign set-up
+
+
+def campaign_create(
+    *,
+    name: str,
+    rubric: Rubric,
+    artifacts: list[Artifact],
+    reviewers: list[Any] = (),
+    reviewers_per_item: int = 2,
+    stage: str = Artifact.Stage.PAPER,
+    deadline: Any = None,
+    show_supplementary: bool = False,
+    reclaim_after_hours: int = 72,
+    status: str = Campaign.Status.OPEN,
+    created_by: Any = None,
+) -> Campaign:
+    with transaction.atomic():
+        campaign = Campaign.objects.create(
+            name=name,
+            rubric=rubric,
+            stage=stage,
+            reviewers_per_item=reviewers_per_item,
+            deadline=deadline,
+            show_supplementary=show_supplementary,
+            reclaim_after_hours=reclaim_after_hours,
+            status=status,
+            created_by=created_by,
+        )
+        campaign_add_items(campaign=campaign, artifacts=artifacts)
+        campaign_add_reviewers(campaign=campaign, reviewers=list(reviewers))
+    return campaign
+
+
+def campaign_add_items(*, campaign: Campaign, artifacts: list[Artifact]) -> int:
+    """Add artifacts (skipping ones already in); item tags come from the task's category and slug words."""
+    have = set(campaign.items.values_list("artifact_id", flat=True))
+    new = []
+    for artifact in artifacts:
+        if artifact.pk in have:
+            continue
+        task = artifact.research_run.task
+        tags = _tags([task.category, *task.slug.replace("-", "_").split("_")])
+        new.append(CampaignItem(campaign=campaign, artifact=artifact, tags=sorted(tags)))
+        have.add(artifact.pk)
+    CampaignItem.objects.bulk_create(new)
+    items = list(campaign.items.select_related("artifact__research_run__task", "artifact__experiment_run__agent"))
+    labels = [label for item in items for label in blinding.artifact_labels(item.artifact)]
+    names = blinding.system_names(*labels)
+    if names != campaign.blind_names:
+        campaign.blind_names = names
+        campaign.save(update_fields=["blind_names"])
+    for item in items:  # new items, and all of them when a new system joined the campaign
+        item.campaign = campaign
+        item_prerender(item=item)
+    return len(new)
+
+
+def item_prerender(*, item: CampaignItem) -> None:
+    """Store the item's blinded render (see CampaignItem.rendered_html)."""
+    artifact = item.artifact
+    names = blinding.item_system_names(item)
+    key = blinding.render_key(artifact.content, list(artifact.files or []), names)
+    if item.rendered_key == key:
+        return
+    html, used = blinding.render_blinded(artifact.content, tuple(artifact.files or []), tuple(names))
+    item.rendered_html, item.rendered_figures = html, list(used)
+    item.rendered_key = key
+    item.save(update_fields=["rendered_html", "rendered_figures", "rendered_key"])
+
+
+def campaign_add_reviewers(*, campaign: Campaign, reviewers: list[Any]) -> int:
+    added = 0
+    for user in reviewers:
+        profile = Profile.objects.filter(user=user).first()
+        _, created = CampaignReviewer.objects.get_or_create(
+            campaign=campaign,
+            reviewer=user,
+            defaults={"expertise": sorted(_tags(profile.expertise if profile else []))},
+        )
+        added += created
+    return added
+
+
+# ---------------------------------------------------------------- assignment
+
+
+def _plan(campaign: Campaign) -> tuple[list[Assignment], dict[str, int]]:
+    """Greedy balanced plan: most-constrained items first; per slot the least-loaded eligible reviewer,
+    expertise overlap breaking ties (so expertise is matched where it costs no balance)."""
+    k = campaign.reviewers_per_item
+    items = list(campaign.items.select_related("artifact__research_run"))
+    members = list(campaign.members.filter(active=True))
+    taken: set[tuple[int, int]] = set()
+    live_slots: dict[int, set[int]] = defaultdict(set)
+    load: dict[int, int] = defaultdict(int)
+    for item_id, reviewer_id, slot, status in Assignment.objects.filter(campaign=campaign).values_list(
+        "item_id", "reviewer_id", "slot", "status"
+    ):
+        taken.add((item_id, reviewer_id))
+        if status in Assignment.LIVE:
+            live_slots[item_id].add(slot)
+            load[reviewer_id] += 1
+    item_conflicts: set[tuple[int, int]] = set()
+    system_conflicts: set[tuple[int, str]] = set()
+    for reviewer_id, item_id, system in campaign.conflicts.values_list("reviewer_id", "item_id", "system"):
+        if item_id:
+            item_conflicts.add((reviewer_id, item_id))
+        else:
+            system_conflicts.add((reviewer_id, system.strip().lower()))
+
+    def eligible(member: CampaignReviewer, item: CampaignItem) -> bool:
+        rid = member.reviewer_id
+        return (
+            (item.pk, rid) not in taken
+            and (rid, item.pk) not in item_conflicts
+            and (rid, item.system.strip().lower()) not in system_conflicts
+        )
+
+    expertise = {m.reviewer_id: _tags(m.expertise) for m in members}
+    order = sorted(items, key=lambda it: (sum(eligible(m, it) for m in members), it.pk))
+    plan: list[Assignment] = []
+    shortfall: dict[str, int] = {}
+    for item in order:
+        free = [s for s in range(1, k + 1) if s not in live_slots[item.pk]]
+        item_tags = _tags(item.tags)
+        for n, slot in enumerate(free):
+            candidates = [
+                m for m in members if eligible(m, item) and (m.max_load is None or load[m.reviewer_id] < m.max_load)
+            ]
+            if not candidates:
+                shortfall[item.code] = len(free) - n
+                break
+            best = min(
+                candidates,
+                key=lambda m: (load[m.reviewer_id], -len(expertise[m.reviewer_id] & item_tags), m.reviewer_id),
+            )
+            plan.append(Assignment(campaign=campaign, item=item, reviewer_id=best.reviewer_id, slot=slot))
+            taken.add((item.pk, best.reviewer_id))
+            load[best.reviewer_id] += 1
+    return plan, shortfall
+
+
+def campaign_assign(*, campaign: Campaign) -> AssignResult:
+    """Fill every item's free slots; safe to run from several workers at once (see module doc)."""
+    for attempt in range(1, ASSIGN_ATTEMPTS + 1):
+        try:
+            with transaction.atomic():
+                locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+                plan, shortfall = _plan(locked)
+                # One INSERT per row on purpose: bulk_create would hide which row collided, and
+                # the unique constraints must see each one.
+                for assignment in plan:
+                    assignment.save(force_insert=True)
+            return AssignResult(created=len(plan), shortfall=shortfall, attempts=attempt)
+        except IntegrityError:
+            log.info("campaign %s: assignment collided with another worker; planning again", campaign.pk)
+        except OperationalError as exc:  # SQLite: the other writer held the lock past busy_timeout
+            if "locked" not in str(exc):
+                raise
+            log.info("campaign %s: database busy; planning again", campaign.pk)
+        # Jittered exponential back-off so the racers stop colliding in lock-step.
+        time.sleep(min(1.0, 0.02 * 2**attempt) * random.uniform(0.5, 1.0))
+    raise AssignmentError(f"could not assign after {ASSIGN_ATTEMPTS} attempts (constant contention)")
+
+
+def assignment_reassign(*, assignment: Assignment, to_reviewer: Any) -> Assignment:
+    """Move an open assignment to another member; the new one takes the same slot."""
+    with transaction.atomic():
+        Campaign.objects.select_for_update().get(pk=assignment.campaign_id)
+        current = Assignment.objects.select_related("item__artifact__research_run").get(pk=assignment.pk)
+        if current.status not in Assignment.OPEN:
+            raise AssignmentError(f"assignment {current.code} is {current.status}: only open ones move")
+        campaign = current.campaign
+        if not campaign.members.filter(reviewer=to_reviewer, active=True).exists():
+            raise AssignmentError(f"{to_reviewer} is not an active member of {campaign}")
+        if Assignment.objects.filter(item=current.item, reviewer=to_reviewer).exists():
+            raise AssignmentError(f"{to_reviewer} already has (or had) this item")
+        conflicted = campaign.conflicts.filter(reviewer=to_reviewer).filter(
+            Q(item=current.item) | Q(system__iexact=current.item.system)
+        )
+        if conflicted.exists():
+            raise AssignmentError(f"{to_reviewer} has a conflict with this item")
+        current.status = Assignment.Status.REASSIGNED
+        current.save(update_fields=["status"])
+        try:
+            return Assignment.objects.create(
+                campaign=campaign, item=current.item, reviewer=to_reviewer, slot=current.slot
+            )
+        except IntegrityError as exc:
+            raise AssignmentError(f"reassignment collided with a concurrent change: {exc}") from exc
+
+
+def campaign_reclaim(*, campaign: Campaign, now: Any = None) -> list[str]:
+    """Mark open assignments untouched since the cutoff as reclaimed; return their codes."""
+    if not campaign.reclaim_after_hours:
+        return []
+    cutoff = (now or timezone.now()) - timezone.timedelta(hours=campaign.reclaim_after_hours)
+    with transaction.atomic():
+        stale = Assignment.objects.select_for_update().filter(
+            campaign=campaign, status__in=Assignment.OPEN, last_activity__lt=cutoff
+        )
+        codes = list(stale.values_list("code", flat=True))
+        Assignment.objects.filter(code__in=codes).update(status=Assignment.Status.RECLAIMED)
+    return codes
+
+
+# ---------------------------------------------------------------- progress
+
+
+def campaign_progress(*, campaign: Campaign) -> dict[str, Any]:
+    k = campaign.reviewers_per_item
+    S = Assignment.Status
+    items = (
+        campaign.items.select_related("artifact__research_run__task")
+        .annotate(
+            live=Count("assignments", filter=Q(assignments__status__in=Assignment.LIVE)),
+            done=Count("assignments", filter=Q(assignments__status=S.SUBMITTED)),
+        )
+        .order_by("id")
+    )
+    reviewers = (
+        campaign.members.select_related("reviewer")
+        .annotate(
+            assigned=Count(
+                "reviewer__review_assignments",
+                filter=Q(
+                    reviewer__review_assignments__campaign=campaign,
+                    reviewer__review_assignments__status__in=Assignment.LIVE,
+                ),
+            ),
+            submitted=Count(
+                "reviewer__review_assignments",
+                filter=Q(
+                    reviewer__review_assignments__campaign=campaign,
+                    reviewer__review_assignments__status=S.SUBMITTED,
+                ),
+            ),
+        )
+        .order_by("reviewer__username")
+    )
+    overdue = []
+    if campaign.is_overdue:
+        overdue = list(
+            campaign.assignments.filter(status__in=Assignment.OPEN).select_related("reviewer", "item").order_by("id")
+        )
+    cutoff = campaign.reclaim_cutoff()
+    reclaimable = (
+        campaign.assignments.filter(status__in=Assignment.OPEN, last_activity__lt=cutoff).count() if cutoff else 0
+    )
+    item_rows = list(items)
+    return {
+        "k": k,
+        "items": item_rows,
+        "reviewers": list(reviewers),
+        "overdue": overdue,
+        "reclaimable": reclaimable,
+        "open_assignments": list(
+            campaign.assignments.filter(status__in=Assignment.OPEN).select_related("reviewer", "item").order_by("id")
+        ),
+        "totals": {
+            "items": len(item_rows),
+            "fully_assigned": sum(1 for i in item_rows if i.live >= k),
+            "fully_reviewed": sum(1 for i in item_rows if i.done >= k),
+            "reviews_needed": k * len(item_rows),
+            "reviews_submitted": sum(i.done for i in item_rows),
+        },
+    }
+
+
+# ---------------------------------------------------------------- reviews
+
+
+def _writable(assignment: Assignment) -> None:
+    if assignment.campaign.status != Campaign.Status.OPEN:
+        raise ReviewLocked("the campaign is not open")
+    if assignment.status not in Assignment.OPEN:
+        raise ReviewLocked(f"the assignment is {assignment.status}")
+
+
+@dataclass(frozen=True)
+class DraftSaved:
+    revision: int
+    saved_at: Any
+
+
+def review_save_draft(*, assignment: Assignment, scores: dict, confidence: int | None, revision: int) -> DraftSaved:
+    """Store a draft if `revision` is newer than the stored one (autosaves may arrive out of order).
+
+    Compare-and-set in one UPDATE: no row lock is held across the request, and a late, older save
+    can never overwrite a newer one. The first save of an assignment creates the row instead.
+    """
+    _writable(assignment)
+    now = timezone.now()
+    with transaction.atomic():
+        updated = Review.objects.filter(
+            assignment=assignment, status=Review.Status.DRAFT, revision__lt=revision
+        ).update(scores=scores, confidence=confidence, revision=revision, updated_at=now)
+        if not updated:
+            current = Review.objects.filter(assignment=assignment).values_list("status", "revision").first()
+            if current is None:
+                try:
+                    with transaction.atomic():
+                        Review.objects.create(
+                            assignment=assignment, scores=scores, confidence=confidence, revision=revision
+                        )
+                except IntegrityError:  # a concurrent first save won; the caller retries with its revision
+                    raise StaleRevision(0) from None
+            elif current[0] != Review.Status.DRAFT:
+                raise ReviewLocked("the review is submitted")
+            else:
+                raise StaleRevision(current[1])
+        Assignment.objects.filter(pk=assignment.pk, status__in=Assignment.OPEN).update(
+            status=Assignment.Status.STARTED, last_activity=now
+        )
+    return DraftSaved(revision=revision, saved_at=now)
+
+
+def review_submit(*, assignment: Assignment, scores: dict, confidence: int) -> Review:
+    """Store the validated final review and lock it (the form validated completeness)."""
+    _writable(assignment)
+    now = timezone.now()
+    with transaction.atomic():
+        review, _ = Review.objects.get_or_create(assignment=assignment)
+        review = Review.objects.select_for_update().get(pk=review.pk)
+        if review.status != Review.Status.DRAFT:
+            raise ReviewLocked("the review is already submitted")
+        review.scores = scores
+        review.confidence = confidence
+        review.status = Review.Status.SUBMITTED
+        review.submitted_at = now
+        review.revision += 1
+        review.save()
+        moved = Assignment.objects.filter(pk=assignment.pk, status__in=Assignment.OPEN).update(
+            status=Assignment.Status.SUBMITTED, last_activity=now
+        )
+        if not moved:  # reclaimed or reassigned between the check and here
+            raise ReviewLocked("the assignment is no longer yours")
+    return review
+
+
+def conflict_add(
+    *, campaign: Campaign, reviewer: Any, item: CampaignItem | None = None, system: str = "", reason: str = ""
+) -> Conflict:
+    return Conflict.objects.create(
+        campaign=campaign, reviewer=reviewer, item=item, system="" if item else system.strip(), reason=reason
+    )

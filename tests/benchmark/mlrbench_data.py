@@ -1,0 +1,15 @@
+"""Where the released MLR-Bench data lies for the tests: settings.MLRBENCH_DIR (env MLRBENCH_DIR, else ../shared)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+MLRBENCH = (
+    Path(settings.MLRBENCH_DIR) if settings.MLRBENCH_DIR else Path(settings.BASE_DIR).parent / "shared" / "mlrbench"
+)
+needs_data = pytest.mark.skipif(
+    not (MLRBENCH / "tasks").is_dir(), reason=f"MLR-Bench data not found at {MLRBENCH} (set MLRBENCH_DIR)"
+)

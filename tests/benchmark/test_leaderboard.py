@@ -1,0 +1,164 @@
+"""The leaderboard page, its downloads and saved leaderboards: who sees what, and the numbers."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import uuid
+
+import pytest
+from django.urls import reverse
+
+from benchmark.models import AgentConfig, Leaderboard, Run, Step, Task
+
+PAGE = reverse("benchmark:leaderboard")
+
+
+def aup_table(page: str) -> str:
+    start = page.index('id="aup-table"')
+    return page[start : page.index("</table>", start)]
+
+
+def download(fmt: str) -> str:
+    return reverse("benchmark:leaderboard_download", args=[fmt])
+
+
+@pytest.fixture
+def task(db) -> Task:
+    return Task.objects.create(
+        slug="toy-accuracy",
+        version_hash="0" * 64,
+        kind=Task.Kind.MLGYM,
+        title="Toy accuracy",
+        metric="acc",
+        direction=Task.Direction.MAX,
+        baseline_scores={"acc": 0.5},
+    )
+
+
+def make_run(
+    task: Task, *, method: str, owner=None, attempt=None, submission=None, source=Run.Source.REFEREE, **extra
+) -> Run:
+    agent, _ = AgentConfig.objects.get_or_create(name=f"agent {method}", defaults={"model": "openai:gpt-test"})
+    return Run.objects.create(
+        task=task,
+        agent=agent,
+        owner=owner,
+        method=method,
+        source=source,
+        status=Run.Status.FINISHED,
+        best_attempt=attempt,
+        best_submission=submission if submission is not None else attempt,
+        **extra,
+    )
+
+
+@pytest.fixture
+def runs(task, researcher, other_researcher) -> dict[str, Run]:
+    return {
+        "mine": make_run(
+            task, method="rita-agent", owner=researcher, attempt=0.9, submission=0.8, cost=1.5, exit_status="submitted"
+        ),
+        "theirs": make_run(task, method="oscar-secret-agent", owner=other_researcher, attempt=0.7),
+        "imported": make_run(
+            task, method="gpt-o1", attempt=0.6, source=Run.Source.MLGYM, params={"cost_recorded": False}
+        ),
+    }
+
+
+def test_it_sends_anonymous_users_to_the_login_page(client_for, runs):
+    anonymous = client_for(None)
+    for url in (PAGE, download("csv"), download("json")):
+        response = anonymous.get(url)
+        assert response.status_code == 302 and "/login" in response["Location"]
+    assert anonymous.post(reverse("benchmark:leaderboard_save")).status_code == 302
+
+
+def test_it_refuses_reviewers_everything(client_for, reviewer, researcher, runs):
+    board = Leaderboard.objects.create(name="b", created_by=researcher, results={})
+    client = client_for(reviewer)
+    for url in (
+        PAGE,
+        download("csv"),
+        reverse("benchmark:leaderboard_detail", args=[board.code]),
+        reverse("benchmark:leaderboard_detail_download", args=[board.code, "json"]),
+    ):
+        assert client.get(url).status_code == 403
+    assert client.post(reverse("benchmark:leaderboard_save")).status_code == 403
+
+
+def test_it_ranks_a_researchers_own_and_imported_runs_but_not_other_peoples(client_for, researcher, runs):
+    response = client_for(researcher).get(PAGE)
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "rita-agent" in page and "gpt-o1" in page and "baseline" in page
+    assert "oscar-secret-agent" not in page
+    assert 'id="leaderboard-figures"' in page and "js/leaderboard.js" in page and "vendor/plotly.min.js" in page
+
+
+def test_it_shows_admins_every_run(client_for, admin_user, runs):
+    page = client_for(admin_user).get(PAGE).content.decode()
+    assert "oscar-secret-agent" in page and "rita-agent" in page
+
+
+def test_it_filters_by_source_and_rejects_unknown_filter_values(client_for, researcher, runs):
+    client = client_for(researcher)
+    table = aup_table(client.get(PAGE, {"source": "mlgym"}).content.decode())
+    assert "gpt-o1" in table and "rita-agent" not in table
+    response = client.get(PAGE, {"methods": ["oscar-secret-agent"]})
+    assert response.status_code == 400  # not a method this researcher may rank
+    assert 'id="aup-table"' not in response.content.decode()
+
+
+def test_it_downloads_csv_and_json_with_aup_and_tau_max(client_for, researcher, runs):
+    client = client_for(researcher)
+    response = client.get(download("json"))
+    assert response.status_code == 200 and response["Content-Disposition"].endswith('.json"')
+    data = json.loads(response.content)
+    assert set(data["methods"]) == {"rita-agent", "gpt-o1", "baseline"}
+    # one task: rita 0.9 is best (ratio 1), gpt-o1 0.6 and baseline 0.5 give ratios 1.5 and 1.8
+    assert data["scores"]["toy-accuracy"]["gpt-o1"]["ratio_best_attempt"] == pytest.approx(1.5)
+    assert data["tau_max"] == 0.4  # ceil(1.8 * 1.05) = 2, log10 2 = 0.301, rounded up to 0.4
+    rows = list(csv.DictReader(io.StringIO(client.get(download("csv")).content.decode())))
+    assert {r["method"] for r in rows} == {"rita-agent", "gpt-o1", "baseline"}
+    assert {r["tau_max"] for r in rows} == {str(data["tau_max"])}
+    assert client.get(download("csv"), {"source": "referee", "tasks": ["toy-accuracy"]}).status_code == 200
+
+
+def test_it_saves_the_method_set_and_tau_max_and_shows_the_snapshot_to_its_owner_only(
+    client_for, researcher, other_researcher, admin_user, runs
+):
+    client = client_for(researcher)
+    assert client.get(reverse("benchmark:leaderboard_save")).status_code == 405
+    assert client.post(PAGE).status_code == 405
+    response = client.post(reverse("benchmark:leaderboard_save") + "?source=referee", {"name": "mine only"})
+    board = Leaderboard.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse(
+        "benchmark:leaderboard_detail", args=[board.code]
+    )
+    assert board.name == "mine only" and board.filters == {"source": "referee"}
+    assert board.methods == ["rita-agent", "baseline"] and board.tau_max is not None
+    detail = reverse("benchmark:leaderboard_detail", args=[board.code])
+    assert "mine only" in client.get(detail).content.decode()
+    assert client.get(reverse("benchmark:leaderboard_detail_download", args=[board.code, "csv"])).status_code == 200
+    assert client_for(other_researcher).get(detail).status_code == 404
+    assert client_for(admin_user).get(detail).status_code == 200
+    assert client.get(reverse("benchmark:leaderboard_detail", args=[uuid.uuid4()])).status_code == 404
+
+
+def test_it_shows_data_issues_and_never_crashes_on_runs_without_scores(client_for, researcher, task):
+    make_run(task, method="empty-agent", owner=researcher)
+    make_run(task, method="negative-agent", owner=researcher, attempt=-3e13)
+    response = client_for(researcher).get(PAGE)
+    assert response.status_code == 200
+    assert "data issues" in response.content.decode()
+
+
+def test_it_counts_actions_from_steps_where_trajectories_exist(client_for, researcher, runs):
+    for index, action in enumerate(["edit train.py", "python train.py", "validate", "ls -la", "submit"]):
+        Step.objects.create(run=runs["mine"], index=index, action=action)
+    data = json.loads(client_for(researcher).get(download("json")).content)
+    assert data["analysis_methods"]["actions"] == ["rita-agent"]
+    assert data["analysis_methods"]["exit_status"] == ["rita-agent"]
+    assert data["analysis_methods"]["aup_cost"] == ["rita-agent"]  # imported run has no recorded cost

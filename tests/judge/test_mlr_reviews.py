@@ -1,0 +1,143 @@
+"""Importing MLR-Bench's released end-to-end reviews as judgments of the imported papers."""
+
+import importlib.util
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from benchmark.models import ResearchRun
+from judge.mlr_reviews import import_mlr_reviews, judge_label
+from judge.models import Judgment
+from tests.judge.factories import make_artifact, make_research_run, make_task
+
+pytestmark = pytest.mark.django_db
+
+SHARED = Path(os.environ.get("MLRBENCH_DIR") or Path(__file__).resolve().parents[2].parent / "shared" / "mlrbench")
+if not (SHARED / "agent_reviews").is_dir():
+    SHARED = Path("/work/shared/mlrbench")
+needs_data = pytest.mark.skipif(not (SHARED / "agent_reviews").is_dir(), reason=f"no MLR-Bench data at {SHARED}")
+TASKS = ["iclr2025_bi_align", "iclr2025_buildingtrust", "iclr2025_data_problems", "iclr2025_dl4c", "iclr2025_mldpr",
+         "iclr2025_question", "iclr2025_scope", "iclr2025_scsl", "iclr2025_verifai", "iclr2025_wsl"]  # fmt: skip
+BACKBONES = ["claude", "gemini", "o4-mini"]
+CLAUDE_JUDGE = "anthropic:claude-3-7-sonnet-20250219"
+GEMINI_JUDGE = "google:gemini-2.5-pro-preview"
+
+
+def _released_papers(tasks=TASKS, backbones=BACKBONES):
+    """What benchmark.mlr_import creates, reduced to what the review import needs: one paper per run."""
+    papers = {}
+    for slug in tasks:
+        task = make_task(slug)
+        for backbone in backbones:
+            run = make_research_run(task=task, backbone=backbone, source=ResearchRun.Source.MLRBENCH)
+            papers[(slug, backbone)] = make_artifact(run, "paper", f"paper of {slug} by {backbone}")
+    return papers
+
+
+def test_it_labels_the_released_judges_faithfully():
+    assert judge_label("claude-3-7-sonnet-20250219") == CLAUDE_JUDGE
+    assert judge_label("gemini-2.5-pro-preview") == GEMINI_JUDGE
+    assert judge_label("o4-mini") == "openai:o4-mini"
+    assert judge_label("llama-3") == "unknown:llama-3"
+
+
+@needs_data
+def test_it_imports_the_60_released_reviews_once():
+    papers = _released_papers()
+    out = io.StringIO()
+    report = import_mlr_reviews(SHARED, stdout=out)
+    assert (report.created, report.failed, report.problems) == (60, 0, [])
+    assert Judgment.objects.filter(source="mlrbench", status="succeeded").count() == 60
+    assert set(Judgment.objects.values_list("judge_model", flat=True)) == {CLAUDE_JUDGE, GEMINI_JUDGE}
+    judgment = Judgment.objects.get(artifact=papers[("iclr2025_bi_align", "claude")], judge_model=CLAUDE_JUDGE)
+    released = json.loads(
+        (
+            SHARED / "agent_reviews/subset_reviews_claude-3-7-sonnet-20250219/iclr2025_bi_align/review_claude.json"
+        ).read_text()
+    )
+    assert judgment.rubric.stage == "end2end" and judgment.rubric.version == 1
+    assert judgment.score_of("novelty") == released["Novelty"]["score"]
+    assert judgment.score_of("confidence") == released["Confidence"]
+    assert judgment.scores["overall"]["strengths"] == released["Overall"]["strengths"]
+    assert judgment.raw_reply.startswith("{") and judgment.source_path.endswith("review_claude.json")
+    again = import_mlr_reviews(SHARED)
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 60)
+    assert Judgment.objects.count() == 60
+
+
+def test_it_reports_missing_malformed_and_orphan_files_and_keeps_the_rest(tmp_path):
+    papers = _released_papers(tasks=["iclr2025_a", "iclr2025_b"], backbones=["claude"])
+    base = tmp_path / "agent_reviews" / "subset_reviews_gemini-2.5-pro-preview"
+    good = {"Clarity": {"score": 7, "justification": "clear"}, "Novelty": {"score": 6, "justification": "some"},
+            "Soundness": {"score": 5, "justification": "thin"}, "Significance": {"score": 6, "justification": "ok"},
+            "Overall": {"score": 6, "strengths": ["s"], "weaknesses": ["w"]}, "Confidence": 4}  # fmt: skip
+    (base / "iclr2025_a").mkdir(parents=True)
+    (base / "iclr2025_a" / "review_claude.json").write_text(json.dumps(good))
+    (base / "iclr2025_a" / "review_gemini.json").write_text(json.dumps(good))  # no such paper imported
+    (base / "iclr2025_a" / "notes.txt").write_text("hi")
+    (base / "iclr2025_b").mkdir()
+    (base / "iclr2025_b" / "review_claude.json").write_text('{"Clarity": {"score": 7, "justification": "x"},')
+    other = tmp_path / "agent_reviews" / "subset_reviews_claude-3-7-sonnet-20250219" / "iclr2025_a"
+    other.mkdir(parents=True)
+    (other / "review_claude.json").write_text(json.dumps({**good, "Novelty": {"score": 12, "justification": "!"}}))
+    report = import_mlr_reviews(tmp_path)
+    assert (report.created, report.failed) == (3, 2)
+    problems = "\n".join(report.problems)
+    assert "iclr2025_a/review_gemini.json: no imported paper for task 'iclr2025_a', backbone 'gemini'" in problems
+    assert "notes.txt: not a review_<backbone>.json file" in problems
+    assert "iclr2025_b/review_claude.json: kept as a failed judgment: the JSON object is not closed" in problems
+    assert "novelty.score: Input should be less than or equal to 10 (got 12)" in problems
+    assert "subset_reviews_claude-3-7-sonnet-20250219/iclr2025_b/review_claude.json: missing" in problems
+    broken = Judgment.objects.get(artifact=papers[("iclr2025_b", "claude")])
+    assert broken.status == "failed" and broken.scores == {} and broken.raw_reply.startswith('{"Clarity"')
+    fine = Judgment.objects.get(artifact=papers[("iclr2025_a", "claude")], judge_model=GEMINI_JUDGE)
+    assert fine.status == "succeeded" and fine.score_of("overall") == 6
+    # A corrected file replaces the failed judgment on the next import.
+    (base / "iclr2025_b" / "review_claude.json").write_text(json.dumps(good))
+    again = import_mlr_reviews(tmp_path)
+    assert (again.created, again.updated, again.unchanged) == (0, 1, 2)
+    broken.refresh_from_db()
+    assert broken.status == "succeeded" and broken.error == ""
+
+
+def test_it_reports_a_folder_without_reviews(tmp_path):
+    report = import_mlr_reviews(tmp_path)
+    assert report.total == 0 and "agent_reviews: no such folder" in report.problems[0]
+
+
+@needs_data
+@pytest.mark.skipif(
+    importlib.util.find_spec("benchmark.mlr_import") is None,
+    reason="benchmark.mlr_import (the released-runs importer, built on wip/mlr) is not on this branch yet",
+)
+def test_it_imports_30_runs_and_60_judgments_with_the_command(tmp_path, settings):
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    out = io.StringIO()
+    call_command("import_mlr_results", str(SHARED), stdout=out)
+    call_command("import_mlr_results", str(SHARED), stdout=out)
+    assert ResearchRun.objects.filter(source="mlrbench").count() == 30
+    assert Judgment.objects.filter(source="mlrbench", status="succeeded").count() == 60
+    assert "60 judgment(s) in place" in out.getvalue()
+
+
+def test_it_refuses_a_missing_folder_on_the_command(tmp_path):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="no such folder"):
+        call_command("import_mlr_results", str(tmp_path / "nope"))
+
+
+def test_it_seeds_rubrics_and_says_when_there_is_no_mlrbench_data(settings):
+    settings.MLRBENCH_DIR = ""
+    from judge import demo
+
+    out = io.StringIO()
+    demo.seed(stdout=out)
+    assert "skipped" in out.getvalue()
+    from judge.models import Rubric
+
+    assert Rubric.objects.count() == 6

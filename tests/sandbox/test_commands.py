@@ -1,0 +1,122 @@
+"""Management commands: sandbox_exec on each backend, build_sandbox_image, sandbox_reaper."""
+
+from __future__ import annotations
+
+import io
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from sandbox import SandboxSpec, open_session
+from sandbox.reaper import Reaper, register_run_ended_hook, unregister_run_ended_hook
+
+
+def exec_command(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        call_command("sandbox_exec", *args, stdout=out, stderr=err)
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_it_runs_one_command_and_exits_with_its_code(backend: str) -> None:
+    code, out, _ = exec_command(
+        "--backend", backend, "--memory", "256m", "--", "sh", "-c", "echo hi from $(id -u); exit 3"
+    )
+    assert (code, out) == (3, "hi from 1000\n")
+
+
+def test_it_reports_a_timeout_of_sandbox_exec(backend: str) -> None:
+    code, _, err = exec_command("--backend", backend, "--timeout", "1", "--", "sleep 30")
+    assert code == 124 and "timed out" in err
+
+
+def test_it_rejects_bad_sandbox_exec_arguments() -> None:
+    with pytest.raises(CommandError, match="bad memory size 'lots'"):
+        exec_command("--backend", "bwrap", "--memory", "lots", "--", "true")
+    with pytest.raises(CommandError, match="no command"):
+        exec_command("--backend", "bwrap")
+
+
+def test_it_refuses_sandbox_exec_on_local_unless_allowed(settings) -> None:
+    settings.SANDBOX_ALLOW_LOCAL = False
+    with pytest.raises(CommandError, match="SANDBOX_ALLOW_LOCAL"):
+        exec_command("--backend", "local", "--", "true")
+
+
+def test_it_runs_sandbox_exec_from_the_shell_with_the_exit_code(backend: str) -> None:
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "sandbox_exec", "--backend", backend, "--", "printf", "%s", "x y"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert (result.returncode, result.stdout) == (0, "x y")
+
+
+def test_it_prints_the_image_tag(sandbox_image: str) -> None:
+    out = io.StringIO()
+    call_command("build_sandbox_image", "--print-tag", stdout=out)
+    again = io.StringIO()
+    call_command("build_sandbox_image", stdout=again)
+    assert out.getvalue().strip() == sandbox_image
+    assert "reused" in again.getvalue()
+
+
+def dead_pid() -> int:
+    """A pid that certainly belonged to a process that has exited."""
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+@pytest.mark.docker
+def test_it_reaps_sandboxes_of_dead_workers_and_ended_runs(sandbox_image: str) -> None:
+    from sandbox.docker import sandbox_containers
+
+    orphan_labels = {"referee.sandbox.worker": f"{socket.gethostname()}:{dead_pid()}"}
+    orphan = open_session(SandboxSpec(labels=orphan_labels), backend="docker")
+    ended = open_session(SandboxSpec(labels={"referee.run": "ended-run"}), backend="docker")
+    live = open_session(SandboxSpec(labels={"referee.run": "live-run"}), backend="docker")
+
+    def run_ended(labels: dict[str, str]) -> bool:
+        return labels.get("referee.run") == "ended-run"
+
+    register_run_ended_hook(run_ended)
+    try:
+        dry = io.StringIO()
+        call_command("sandbox_reaper", "--dry-run", stdout=dry)
+        removed = dict(Reaper(log=lambda line: None).reap_docker())
+        again = Reaper(log=lambda line: None).reap_docker()
+    finally:
+        unregister_run_ended_hook(run_ended)
+    remaining = {c["id"] for c in sandbox_containers()}
+    assert "would remove" in dry.getvalue()
+    assert removed[orphan.container.id] == "worker died"
+    assert removed[ended.container.id] == "run ended"
+    assert live.container.id not in removed and live.container.id in remaining
+    assert again == []
+    assert live.run("echo live", timeout=10).output == "live\n"
+    for session in (orphan, ended, live):
+        session.close()
+
+
+def test_it_reaps_local_roots_of_dead_workers(tmp_path) -> None:
+    from sandbox.local import PREFIX
+
+    dead = tmp_path / f"{PREFIX}dead"
+    alive = tmp_path / f"{PREFIX}alive"
+    for path, pid in ((dead, dead_pid()), (alive, os.getpid())):
+        path.mkdir()
+        (path / ".owner").write_text(str(pid))
+    removed = Reaper(log=lambda line: None).reap_local_dirs(tmp_path)
+    assert [path for path, _ in removed] == [str(dead)]
+    assert alive.exists() and not dead.exists()

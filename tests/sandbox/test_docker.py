@@ -1,0 +1,73 @@
+"""Docker specifics: the container really carries the limits and labels; backend_info."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandbox import SandboxSpec, SandboxUnavailable, backend_info, open_session
+from sandbox.image import default_tag, inputs_hash
+
+pytestmark = pytest.mark.docker
+
+
+def test_it_starts_containers_with_every_restriction(sandbox_image: str) -> None:
+    spec = SandboxSpec(memory_mb=300, disk_mb=100, cpus=0.5, pids=50, labels={"referee.run": "run-abc"})
+    with open_session(spec, backend="docker") as session:
+        session.container.reload()
+        attrs = session.container.attrs
+    host = attrs["HostConfig"]
+    assert attrs["Config"]["Image"] == sandbox_image
+    assert attrs["Config"]["User"] == "1000:1000"
+    assert attrs["Config"]["Labels"]["referee.run"] == "run-abc"
+    assert attrs["Config"]["Labels"]["referee.sandbox.session"] == session.id
+    assert host["NetworkMode"] == "none"
+    assert host["ReadonlyRootfs"] is True
+    assert host["CapDrop"] == ["ALL"]
+    assert "no-new-privileges:true" in host["SecurityOpt"]
+    assert host["PidsLimit"] == 50
+    assert host["NanoCpus"] == 500_000_000
+    assert host["Memory"] == host["MemorySwap"] == (300 + 100 + 256) << 20
+    assert "size=100m" in host["Tmpfs"]["/workspace"]
+
+
+def test_it_opens_the_network_only_when_asked(sandbox_image: str) -> None:
+    with open_session(SandboxSpec(network=True), backend="docker") as session:
+        session.container.reload()
+        mode = session.container.attrs["HostConfig"]["NetworkMode"]
+    assert mode != "none"
+
+
+def test_it_removes_the_container_on_close(sandbox_image: str) -> None:
+    from sandbox.docker import sandbox_containers
+
+    with open_session(SandboxSpec(), backend="docker") as session:
+        ids = {c["id"] for c in sandbox_containers()}
+        assert session.container.id in ids
+    assert session.container.id not in {c["id"] for c in sandbox_containers()}
+
+
+def test_it_says_which_backend_is_active_and_how_isolated(settings, sandbox_image: str) -> None:
+    settings.SANDBOX_BACKEND = "docker"
+    info = backend_info()
+    settings.SANDBOX_IMAGE = "referee-sandbox:does-not-exist"
+    missing = backend_info()
+    assert info["backend"] == "docker" and info["available"] is True
+    assert "no network" in info["isolation"] and sandbox_image in info["detail"]
+    assert missing["available"] is False and "build_sandbox_image" in missing["detail"]
+    with pytest.raises(SandboxUnavailable, match="build_sandbox_image"):
+        open_session(SandboxSpec(), backend="docker")
+
+
+def test_it_names_the_image_by_the_hash_of_its_inputs(monkeypatch) -> None:
+    from sandbox import image
+
+    before = inputs_hash()
+    monkeypatch.setattr(image, "DEBIAN_PACKAGES", (*image.DEBIAN_PACKAGES, "git"))
+    assert inputs_hash() != before
+    monkeypatch.undo()
+    assert default_tag() == f"referee-sandbox:{before}"
+
+
+def test_it_reports_an_unknown_backend() -> None:
+    info = backend_info("vm")
+    assert info["available"] is False and "unknown sandbox backend" in info["detail"]
