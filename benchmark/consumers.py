@@ -46,8 +46,8 @@ class RunStreamConsumer(AsyncJsonWebsocketConsumer):
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         after = content.get("after") if isinstance(content, dict) else None
-        if not isinstance(after, int) or isinstance(after, bool) or after < 0:
-            await self.send_json({"type": "error", "error": 'send {"after": <last step index held, 0 for none>}'})
+        if not isinstance(after, int) or isinstance(after, bool) or after < -1:
+            await self.send_json({"type": "error", "error": 'send {"after": <last step index held, -1 for none>}'})
             return
         self.last_sent = after
         await self._catch_up()

@@ -69,7 +69,25 @@ def mlgym_results_import(stdout: TextIO) -> None:
     call_command("import_mlgym_results", str(root), stdout=stdout)
 
 
-STEPS = [builtin_tasks_sync, builtin_baselines_compute, mlgym_tasks_sync, mlrbench_import, mlgym_results_import]
+def mlgym_trajectories_import(stdout: TextIO) -> None:
+    """MLGym's 39 released .traj files as runs to read step by step (joins runs imported above)."""
+    root = Path(getattr(settings, "MLGYM_DIR", "") or "/nonexistent") / "trajectories"
+    if not root.is_dir():
+        stdout.write("  MLGym trajectories: skipped (MLGYM_DIR not set)")
+        return
+    from benchmark.management.commands.import_mlgym_traj import traj_import_paths
+
+    traj_import_paths(paths=[str(root)], stdout=stdout)
+
+
+STEPS = [
+    builtin_tasks_sync,
+    builtin_baselines_compute,
+    mlgym_tasks_sync,
+    mlrbench_import,
+    mlgym_results_import,
+    mlgym_trajectories_import,
+]
 
 
 def seed(stdout: TextIO) -> None:

@@ -65,7 +65,7 @@ def run_launch(request: HttpRequest) -> HttpResponse:
 @role_required(RESEARCHER, ADMIN)
 def run_detail(request: HttpRequest, code: UUID) -> HttpResponse:
     run = _run_for(request, code)
-    steps = progress.steps_after(run.pk, 0, limit=INITIAL_STEPS)
+    steps = progress.steps_after(run.pk, -1, limit=INITIAL_STEPS)  # imported runs may count from 0
     context = {
         "run": run,
         "steps": steps,

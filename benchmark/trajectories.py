@@ -11,6 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 
 from benchmark.models import AgentConfig, Run, RunGroup, Score, Step, Task
 
@@ -137,7 +138,13 @@ def traj_import(path: Path | str, *, owner: Any = None, group: RunGroup | None =
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise TrajImportError(path, "file", f"not JSON ({exc})") from exc
     key = hashlib.sha256(content).hexdigest()
-    existing = Run.objects.filter(source=Run.Source.MLGYM, params__import_key=key).first()
+    # The same file, or the same MLGym run folder already imported (also by import_mlgym_results,
+    # which reads the folder's .traj too): one run per released run, never two.
+    existing = (
+        Run.objects.filter(source=Run.Source.MLGYM)
+        .filter(Q(params__import_key=key) | Q(params__mlgym_folder=path.parent.name))
+        .first()
+    )
     if existing is not None:
         return existing, False
     trajectory = _require(data, "trajectory", list, path)
@@ -190,6 +197,7 @@ def traj_import(path: Path | str, *, owner: Any = None, group: RunGroup | None =
             best_submission=primaries[-1] if submitted else None,
             params={
                 "import_key": key,
+                "mlgym_folder": path.parent.name,
                 "import": {**meta, "file": path.name, "folder": path.parent.name, "submission": info.get("submission")},
                 "prompt": prompt,
             },

@@ -8,7 +8,7 @@
   const config = document.getElementById("run-config");
   const list = document.getElementById("steps");
   const liveState = document.getElementById("live-state");
-  let lastIndex = 0;
+  let lastIndex = -1; // none held (imported MLGym runs number their steps from 0)
   let finished = config.dataset.active !== "1";
   let socket = null;
   let retryDelay = 500;
@@ -146,7 +146,8 @@
     }
     if (added) {
       document.getElementById("no-steps").hidden = true;
-      document.getElementById("run-steps").textContent = String(lastIndex);
+      const shown = document.getElementById("run-steps");
+      shown.textContent = String(Math.max(Number(shown.textContent) || 0, list.children.length));
       if (atBottom && !finished && !location.hash) list.lastElementChild.scrollIntoView({ block: "end" });
     }
   }
@@ -156,6 +157,7 @@
     badge.textContent = run.status;
     badge.className = "badge " + ({ finished: "ok", failed: "bad", interrupted: "bad", running: "warn" }[run.status] || "");
     document.getElementById("run-exit").textContent = run.exit_status || "–";
+    document.getElementById("run-steps").textContent = String(run.step_count);
     document.getElementById("run-cost").textContent = "$" + run.cost.toFixed(4);
     document.getElementById("run-tokens").textContent = run.tokens_sent + " / " + run.tokens_received;
     document.getElementById("run-best").textContent = run.best_attempt === null ? "–" : String(run.best_attempt);

@@ -100,7 +100,7 @@ def test_it_exports_a_run_as_an_mlgym_traj_that_imports_back(imported, admin_use
     assert exported["info"]["exit_status"] == original["info"]["exit_status"]
     assert exported["info"]["score"] == original["info"]["score"]
     assert exported["history"][0]["content"] == original["history"][0]["content"]
-    again = tmp_path / file.parent.name / "blotto.traj"
+    again = tmp_path / ("exported-" + file.parent.name) / "blotto.traj"
     again.parent.mkdir()
     again.write_text(json.dumps(exported))
     copy, created = traj_import(again)
