@@ -22,11 +22,17 @@ needs_data = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def imported(django_db_setup, django_db_blocker):
     """The 39 files, imported once for the module (read-only afterwards)."""
+    from benchmark.models import AgentConfig, RunGroup, Task
+
+    models = (Run, RunGroup, AgentConfig, Task)  # in the order they can be deleted
     with django_db_blocker.unblock():
+        before = {model: model.objects.order_by("-pk").values_list("pk", flat=True).first() or 0 for model in models}
         out = StringIO()
         call_command("import_mlgym_traj", str(TRAJ_DIR), stdout=out)
         yield out.getvalue()
-        Run.objects.filter(source=Run.Source.MLGYM).delete()
+        # Committed outside any test transaction: remove every row the import made.
+        for model in models:
+            model.objects.filter(pk__gt=before[model]).delete()
 
 
 @needs_data
