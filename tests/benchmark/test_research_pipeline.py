@@ -291,3 +291,4 @@ async def test_it_streams_each_stage_as_it_finishes_over_the_websocket(
         refused = await _communicator(path, cookie)
         connected, _ = await refused.connect()
         assert not connected
+        await refused.disconnect()

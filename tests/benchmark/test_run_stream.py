@@ -143,12 +143,13 @@ async def test_it_lets_only_owner_sharers_and_admins_watch(who, allowed, run, re
         user = await sync_to_async(request.getfixturevalue)(who)
     communicator, connected = await connect(user, run.code)
     assert connected is allowed
-    if connected:
-        await communicator.disconnect()
+    # Also after a refusal: end the application instance so no task outlives the test's loop.
+    await communicator.disconnect()
 
 
 async def test_it_refuses_an_unknown_run(researcher, redis_client):
     import uuid
 
-    _, connected = await connect(researcher, uuid.uuid4())
+    communicator, connected = await connect(researcher, uuid.uuid4())
     assert not connected
+    await communicator.disconnect()
