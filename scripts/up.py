@@ -74,6 +74,9 @@ class Supervisor:
         if self.stopping:
             return
         self.stopping = True
+        # A second Ctrl-C must not interrupt the clean-up and leave children behind.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         log("stopping everything it started ...")
         for _, proc in reversed(self.children):
             if proc.poll() is None:
@@ -111,6 +114,7 @@ def main() -> int:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)  # also when started with SIGINT ignored (e.g. in the background)
     env = dict(os.environ)
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     env["PYTHONUNBUFFERED"] = "1"
