@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 from django.db import transaction
 
+from benchmark.mlgym_results import MLGYM_TASKS
 from benchmark.models import Task
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin_tasks"
@@ -36,19 +37,7 @@ MAX_TIMEOUT = 3600
 
 # MLGym's priority metric per task id (from its code, as listed in ../shared/mlgym/README.md).
 MLGYM_METRICS: dict[str, tuple[str, str]] = {
-    "regressionKaggleHousePrice": ("r2", "max"),
-    "3SATTime": ("Time", "min"),
-    "imageClassificationCifar10": ("accuracy", "max"),
-    "imageClassificationFMnist": ("accuracy", "max"),
-    "imageCaptioningCOCO": ("BLEU Score", "max"),
-    "languageModelingFineWeb": ("val_loss", "min"),
-    "naturalLanguageInferenceMNLI": ("validation_accuracy", "max"),
-    "battleOfSexes": ("Score", "max"),
-    "prisonersDilemma": ("Score", "max"),
-    "blotto": ("Score", "max"),
-    "rlBreakoutMinAtar": ("Reward Mean", "max"),
-    "rlMetaMazeMisc": ("Reward Mean", "max"),
-    "rlMountainCarContinuous": ("Reward Mean", "max"),
+    slug: (spec.metric, spec.direction.value) for slug, spec in MLGYM_TASKS.items()
 }
 # Task files MLGym ships that its README table does not cover: Referee's reading of them, marked
 # as such on the task (config["metric_source"]).

@@ -13,23 +13,12 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
+from benchmark.mlgym_results import MLGYM_TASKS
 from benchmark.models import AgentConfig, Run, RunGroup, Score, Step, Task
 
 # MLGym keeps the priority metric and its direction in code; the released README lists them.
 MLGYM_METRICS: dict[str, tuple[str, str]] = {
-    "regressionKaggleHousePrice": ("r2", "max"),
-    "3SATTime": ("Time", "min"),
-    "imageClassificationCifar10": ("accuracy", "max"),
-    "imageClassificationFMnist": ("accuracy", "max"),
-    "imageCaptioningCOCO": ("BLEU Score", "max"),
-    "languageModelingFineWeb": ("val_loss", "min"),
-    "naturalLanguageInferenceMNLI": ("validation_accuracy", "max"),
-    "battleOfSexes": ("Score", "max"),
-    "prisonersDilemma": ("Score", "max"),
-    "blotto": ("Score", "max"),
-    "rlBreakoutMinAtar": ("Reward Mean", "max"),
-    "rlMetaMazeMisc": ("Reward Mean", "max"),
-    "rlMountainCarContinuous": ("Reward Mean", "max"),
+    slug: (spec.metric, spec.direction.value) for slug, spec in MLGYM_TASKS.items()
 }
 SUBMITTING = ("submitted", "autosubmission")
 
