@@ -153,6 +153,8 @@ def main() -> int:
         supervisor.spawn("worker judge", [PY, "manage.py", "rqworker", "judge"], env)
         supervisor.spawn("worker default", [PY, "manage.py", "rqworker", "default"], env)
         started.append(f"RQ workers: runs x{run_workers}, judge x1, default x1")
+        supervisor.spawn("run reaper", [PY, "manage.py", "reap_runs", "--loop", "--interval", "30"], env)
+        started.append("run reaper (marks runs whose worker died as interrupted, every 30 s)")
         if manage_has("sandbox_reaper", env):
             supervisor.spawn("sandbox reaper", [PY, "manage.py", "sandbox_reaper", "--loop"], env)
             started.append("sandbox reaper (every 60 s)")

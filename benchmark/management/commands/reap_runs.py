@@ -27,7 +27,13 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, loop: bool = False, interval: float = 30.0, **options: Any) -> None:
         while True:
-            reaped = self.reap_once()
+            try:
+                reaped = self.reap_once()
+            except Exception as exc:  # Redis or the database briefly away: a sweeper keeps sweeping
+                if not loop:
+                    raise
+                self.stderr.write(f"reap_runs: this pass failed, next in {interval:g} s: {exc}")
+                reaped = []
             if reaped:
                 self.stdout.write(f"interrupted {len(reaped)} run(s): {', '.join(str(r.code) for r in reaped)}")
             if not loop:
