@@ -155,6 +155,8 @@ def main() -> int:
         started.append(f"RQ workers: runs x{run_workers}, judge x1, default x1")
         supervisor.spawn("run reaper", [PY, "manage.py", "reap_runs", "--loop", "--interval", "30"], env)
         started.append("run reaper (marks runs whose worker died as interrupted, every 30 s)")
+        supervisor.spawn("judgment reaper", [PY, "manage.py", "reap_judgments", "--loop"], env)
+        started.append("judgment reaper (fails judgments whose worker died, every 60 s)")
         if manage_has("sandbox_reaper", env):
             supervisor.spawn("sandbox reaper", [PY, "manage.py", "sandbox_reaper", "--loop"], env)
             started.append("sandbox reaper (every 60 s)")
