@@ -52,11 +52,6 @@ def docker_engine_up() -> bool:
     return bool(os.environ.get("DOCKER_HOST")) or Path("/var/run/docker.sock").exists()
 
 
-def manage_has(command: str, env: dict[str, str]) -> bool:
-    out = subprocess.run([PY, "manage.py", "help", "--commands"], cwd=BASE, env=env, capture_output=True, text=True)
-    return command in out.stdout.split()
-
-
 class Supervisor:
     def __init__(self) -> None:
         self.children: list[tuple[str, subprocess.Popen]] = []
@@ -157,9 +152,8 @@ def main() -> int:
         started.append("run reaper (marks runs whose worker died as interrupted, every 30 s)")
         supervisor.spawn("judgment reaper", [PY, "manage.py", "reap_judgments", "--loop"], env)
         started.append("judgment reaper (fails judgments whose worker died, every 60 s)")
-        if manage_has("sandbox_reaper", env):
-            supervisor.spawn("sandbox reaper", [PY, "manage.py", "sandbox_reaper", "--loop"], env)
-            started.append("sandbox reaper (every 60 s)")
+        supervisor.spawn("sandbox reaper", [PY, "manage.py", "sandbox_reaper", "--loop"], env)
+        started.append("sandbox reaper (every 60 s)")
         supervisor.spawn(
             "daphne",
             [PY, "-m", "daphne", "-b", HOST, "-p", str(PORT), "--proxy-headers", "config.asgi:application"],

@@ -10,12 +10,10 @@ from django.test import Client
 from accounts.roles import ADMIN, RESEARCHER, REVIEWER
 
 
-def _make_user(username: str, role: str, **extra):
+def _make_user(username: str, role: str):
     from accounts.services import user_create
 
-    return user_create(
-        username=username, email=f"{username}@example.org", role=role, password="pw-" + username, **extra
-    )
+    return user_create(username=username, email=f"{username}@example.org", role=role, password="pw-" + username)
 
 
 @pytest.fixture
