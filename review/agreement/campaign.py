@@ -168,6 +168,9 @@ def campaign_agreement_data(
             ]
             or ["no judgment"],
             "scale": [list(scale) for *_, scale in crits],
+            "criterion_keys": [hk for _, hk, _, _ in crits],
+            "judge_criterion_keys": [jk for _, _, jk, _ in crits],
+            "item_codes": [it.code for it in items],
             "sources_sha256": {f"campaign {campaign.code} scores (human rows, judge scores)": fingerprint.hexdigest()},
         },
         faults=faults,

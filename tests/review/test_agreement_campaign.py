@@ -245,7 +245,7 @@ def test_it_downloads_reports_that_pin_what_a_reader_needs(client_for, admin_use
         "anthropic:claude-judge",
         "rubric v1",
         "strict",
-        "&quot;tost_margin&quot;: 0.6",
+        "TOST margin (points): 0.6",  # provenance is a readable list, not raw values
         "@media print",
     ):
         assert pinned in page

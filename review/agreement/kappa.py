@@ -1,0 +1,237 @@
+"""Chance-corrected and plain agreement on the rating scale: percent agreement, Cohen's
+weighted kappa, Scott's pi, Fleiss' kappa, Gwet's AC2, Pearson r and RMSE.
+
+Conventions (stated again in each record's `extra.method`):
+- Pairs. "Judge vs humans" pools every (judge score, human review) pair of an item; "human vs
+  human" pools every pair of reviews of the same item (slot order: the earlier review first).
+  Pairs of one item are not independent, so these records carry no interval.
+- Weights. Weighted statistics measure disagreement by the distance of the two *values* over
+  the scale's range, (|x - y| / (max - min))^p with p = 1 (linear) or 2 (quadratic). On an
+  integer scale this is exactly Cohen's index-distance weighting over all scale points (what
+  sklearn's `cohen_kappa_score(..., labels=scale, weights=...)` computes); it also gives a mean
+  of two judges (half points) its true distance instead of inventing categories.
+- Categories of the unweighted statistics (Scott's pi, Fleiss' kappa) are the observed values.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats as sps
+
+from .stats import Record, record
+
+WEIGHTS = {"linear": 1, "quadratic": 2}
+
+
+def judge_human_pairs(H: np.ndarray, R: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(judge, human, reviewer) per present (judge score, human review) pair, item-major."""
+    J = np.broadcast_to(j[:, None], H.shape)
+    ok = ~np.isnan(H) & ~np.isnan(J)
+    return J[ok], H[ok], R[ok]
+
+
+def human_human_pairs(H: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(earlier review, later review) for every pair of present reviews of an item."""
+    k = H.shape[1]
+    a_parts, b_parts = [], []
+    for a in range(k):
+        for b in range(a + 1, k):
+            ok = ~np.isnan(H[:, a]) & ~np.isnan(H[:, b])
+            a_parts.append(H[ok, a])
+            b_parts.append(H[ok, b])
+    if not a_parts:
+        return np.empty(0), np.empty(0)
+    return np.concatenate(a_parts), np.concatenate(b_parts)
+
+
+def _disagreement(x: np.ndarray, y: np.ndarray, span: float, power: int) -> np.ndarray:
+    return (np.abs(x - y) / span) ** power
+
+
+def kappa_value(x: np.ndarray, y: np.ndarray, scale: tuple[float, float], power: int) -> float:
+    """Cohen's weighted kappa = 1 - observed / expected mean disagreement (NaN if undefined)."""
+    if len(x) == 0:
+        return math.nan
+    span = float(scale[1] - scale[0]) or 1.0
+    observed = float(_disagreement(x, y, span, power).mean())
+    ux, cx = np.unique(x, return_counts=True)
+    uy, cy = np.unique(y, return_counts=True)
+    expected = float((np.outer(cx, cy) * _disagreement(ux[:, None], uy[None, :], span, power)).sum()) / (
+        len(x) * len(y)
+    )
+    if expected == 0:
+        return math.nan
+    return 1.0 - observed / expected
+
+
+def weighted_kappa(
+    x: np.ndarray,
+    y: np.ndarray,
+    scale: tuple[float, float],
+    weights: str,
+    *,
+    statistic: str,
+    items: int,
+    by: np.ndarray | None = None,
+    by_names: tuple[str, ...] = (),
+    min_pairs: int = 5,
+) -> Record:
+    """Weighted kappa of paired scores; `by` (reviewer per pair) adds a per-reviewer breakdown."""
+    power = WEIGHTS[weights]
+    n = {"pairs": len(x), "items": items}
+    method = (
+        f"Cohen's weighted kappa, {weights} weights on value distance over the scale "
+        f"{scale[0]:g}-{scale[1]:g}; pooled pairs, no interval (pairs of an item are not independent)"
+    )
+    if len(x) < min_pairs:
+        return record(statistic, n=n, note=f"needs at least {min_pairs} score pairs, got {len(x)}", method=method)
+    value = kappa_value(x, y, scale, power)
+    per: list[dict[str, object]] = []
+    if by is not None:
+        for r in np.unique(by):
+            m = by == r
+            per.append(
+                {
+                    "reviewer": by_names[r] if 0 <= r < len(by_names) else str(r),
+                    "pairs": int(m.sum()),
+                    "kappa": kappa_value(x[m], y[m], scale, power) if m.sum() >= min_pairs else math.nan,
+                }
+            )
+    note = ""
+    if math.isnan(value):
+        note = "both sides give one and the same score throughout: kappa undefined (no chance baseline)"
+    extra: dict[str, object] = {"method": method}
+    if by is not None:
+        extra["per_reviewer"] = per
+    return record(statistic, value, n=n, note=note, **extra)
+
+
+def percent_agreement(x: np.ndarray, y: np.ndarray, *, statistic: str, items: int) -> Record:
+    """Share of score pairs that are equal (estimate) and within one point (extra)."""
+    n = {"pairs": len(x), "items": items}
+    if len(x) == 0:
+        return record(statistic, n=n, note="no score pairs")
+    d = np.abs(x - y)
+    return record(
+        statistic,
+        float(np.mean(d == 0)),
+        n=n,
+        within_one=float(np.mean(d <= 1)),
+        method="share of score pairs with equal scores (estimate) and |difference| <= 1 (within_one)",
+    )
+
+
+def scott_pi(x: np.ndarray, y: np.ndarray, *, statistic: str, items: int) -> Record:
+    """Scott's pi: exact agreement corrected by the pooled distribution of both sides' values."""
+    n = {"pairs": len(x), "items": items}
+    if len(x) < 2:
+        return record(statistic, n=n, note=f"needs at least 2 score pairs, got {len(x)}")
+    _, counts = np.unique(np.concatenate([x, y]), return_counts=True)
+    pe = float(((counts / (2 * len(x))) ** 2).sum())
+    po = float(np.mean(x == y))
+    if pe == 1:
+        return record(statistic, n=n, note="every score is the same value: pi undefined")
+    return record(statistic, (po - pe) / (1 - pe), n=n, method="Scott's pi, categories = observed values")
+
+
+def _counts(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(values, n[item, value]) over the items' present ratings."""
+    values = np.unique(X[~np.isnan(X)])
+    counts = np.stack([(X == v).sum(axis=1) for v in values], axis=1) if len(values) else np.zeros((len(X), 0))
+    return values, counts.astype(float)
+
+
+def fleiss_kappa(X: np.ndarray, *, statistic: str) -> Record:
+    """Fleiss' kappa for an (items, raters) matrix with NaN for missing ratings; items with a
+    varying number of ratings use each item's own pair count (Fleiss 1971, generalised). With two
+    ratings per item it is Scott's pi."""
+    X = np.asarray(X, dtype=float)
+    m = (~np.isnan(X)).sum(axis=1)
+    X = X[m >= 2]
+    m = m[m >= 2]
+    n = {"items": len(X), "ratings": int(m.sum())}
+    if len(X) < 2:
+        return record(statistic, n=n, note="needs at least 2 items with 2 or more ratings")
+    _, counts = _counts(X)
+    p_i = ((counts**2).sum(axis=1) - m) / (m * (m - 1))
+    p_bar = float(p_i.mean())
+    p_k = counts.sum(axis=0) / m.sum()
+    p_e = float((p_k**2).sum())
+    if p_e == 1:
+        return record(statistic, n=n, note="every rating is the same value: kappa undefined")
+    return record(
+        statistic,
+        (p_bar - p_e) / (1 - p_e),
+        n=n,
+        method="Fleiss' kappa, categories = observed values; equals Scott's pi with two ratings per item",
+    )
+
+
+def _grid(X: np.ndarray, scale: tuple[float, float]) -> np.ndarray:
+    """The scale's categories: integer points, or half points when a mean of two judges is rated."""
+    v = X[~np.isnan(X)]
+    step = 1.0 if np.allclose(v, np.round(v)) else 0.5
+    lo, hi = min(scale[0], float(v.min())), max(scale[1], float(v.max()))
+    return np.arange(lo, hi + step / 2, step)
+
+
+def gwet_ac2(X: np.ndarray, scale: tuple[float, float], *, statistic: str, weights: str = "quadratic") -> Record:
+    """Gwet's AC2 (Gwet 2014, ch. 3) for several raters with missing ratings and ordinal weights.
+
+    r_ik: ratings of item i in category k, r_i their sum; r*_ik = sum_l w_kl r_il;
+    p_a = mean over items with r_i >= 2 of sum_k r_ik (r*_ik - 1) / (r_i (r_i - 1));
+    pi_k = mean over rated items of r_ik / r_i; p_e = T_w / (q (q - 1)) sum_k pi_k (1 - pi_k)
+    with T_w the sum of all weights and q the number of scale points; AC2 = (p_a - p_e) / (1 - p_e).
+    """
+    X = np.asarray(X, dtype=float)
+    r_i = (~np.isnan(X)).sum(axis=1)
+    n = {"items": int((r_i >= 2).sum()), "ratings": int(r_i.sum())}
+    if (r_i >= 2).sum() < 2:
+        return record(statistic, n=n, note="needs at least 2 items with 2 or more ratings")
+    cats = _grid(X, scale)
+    q = len(cats)
+    power = WEIGHTS[weights]
+    w = 1.0 - (np.abs(cats[:, None] - cats[None, :]) / (cats[-1] - cats[0])) ** power
+    r = np.stack([(np.abs(X - c) < 1e-9).sum(axis=1) for c in cats], axis=1).astype(float)
+    r_star = r @ w.T
+    two = r_i >= 2
+    p_a = float(((r[two] * (r_star[two] - 1)).sum(axis=1) / (r_i[two] * (r_i[two] - 1))).mean())
+    rated = r_i >= 1
+    pi_k = (r[rated] / r_i[rated][:, None]).mean(axis=0)
+    p_e = float(w.sum() / (q * (q - 1)) * (pi_k * (1 - pi_k)).sum())
+    return record(
+        statistic,
+        (p_a - p_e) / (1 - p_e),
+        n=n,
+        method=f"Gwet's AC2, {weights} weights over {q} scale points {cats[0]:g}-{cats[-1]:g}",
+    )
+
+
+def pearson(x: np.ndarray, y: np.ndarray, *, statistic: str) -> Record:
+    ok = ~np.isnan(x) & ~np.isnan(y)
+    a, b = x[ok], y[ok]
+    n = {"items": len(a)}
+    if len(a) < 3:
+        return record(statistic, n=n, note=f"needs at least 3 paired items, got {len(a)}")
+    if np.all(a == a[0]) or np.all(b == b[0]):
+        return record(statistic, n=n, note="scores are constant on one side: correlation undefined")
+    res = sps.pearsonr(a, b)
+    ci = res.confidence_interval(0.95) if len(a) > 3 else (math.nan, math.nan)
+    return record(
+        statistic,
+        float(res.statistic),
+        ci=(float(ci[0]), float(ci[1])),
+        ci_method="Fisher z",
+        p=float(res.pvalue),
+        n=n,
+    )
+
+
+def rmse(x: np.ndarray, y: np.ndarray, *, statistic: str) -> Record:
+    ok = ~np.isnan(x) & ~np.isnan(y)
+    n = {"items": int(ok.sum())}
+    if ok.sum() == 0:
+        return record(statistic, n=n, note="no paired scores")
+    return record(statistic, float(np.sqrt(np.mean((x[ok] - y[ok]) ** 2))), n=n, method="root mean squared difference")
