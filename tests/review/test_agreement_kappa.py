@@ -225,7 +225,9 @@ def test_it_computes_the_signed_rank_p_exactly_on_small_tied_samples(n) -> None:
     nz = d[d != 0]
     ranks = sps.rankdata(np.abs(nz))
     t = ranks[nz > 0].sum()
-    null = [sum(r for r, s in zip(ranks, signs, strict=True) if s) for signs in itertools.product([0, 1], repeat=len(nz))]
+    null = [
+        sum(r for r, s in zip(ranks, signs, strict=True) if s) for signs in itertools.product([0, 1], repeat=len(nz))
+    ]
     p = min(1.0, 2 * min(np.mean(np.array(null) >= t - 1e-9), np.mean(np.array(null) <= t + 1e-9)))
     assert rec["p_value"] == pytest.approx(p)
     assert "exact over all" in rec["extra"]["method"]
