@@ -116,7 +116,7 @@ def test_it_computes_fleiss_kappa_with_a_varying_number_of_ratings() -> None:
 def _gwet_by_hand(X: np.ndarray, cats: np.ndarray, power: int) -> float:
     """Gwet (2014) ch. 3, written out loop by loop from the formulas."""
     q = len(cats)
-    w = [[1 - (abs(k - l) / (cats[-1] - cats[0])) ** power for l in cats] for k in cats]
+    w = [[1 - (abs(k - m) / (cats[-1] - cats[0])) ** power for m in cats] for k in cats]
     pa_terms, pi = [], np.zeros(q)
     n_rated = 0
     for row in X:
@@ -127,7 +127,7 @@ def _gwet_by_hand(X: np.ndarray, cats: np.ndarray, power: int) -> float:
             n_rated += 1
             pi += np.array(r) / r_i
         if r_i >= 2:
-            star = [sum(w[k][l] * r[l] for l in range(q)) for k in range(q)]
+            star = [sum(w[k][m] * r[m] for m in range(q)) for k in range(q)]
             pa_terms.append(sum(r[k] * (star[k] - 1) for k in range(q)) / (r_i * (r_i - 1)))
     pi /= n_rated
     t_w = sum(map(sum, w))
