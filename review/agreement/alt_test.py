@@ -27,7 +27,6 @@ z > 1 agrees with reviewers more than a typical reviewer does, z < -1 less than 
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
@@ -107,14 +106,16 @@ def _indicators(H: np.ndarray, R: np.ndarray, j: np.ndarray) -> tuple[np.ndarray
 
 
 def _one_sided_p(d: np.ndarray, popmean: float, alternative: str) -> tuple[float, str]:
+    """scipy's `ttest_1samp(d, popmean, alternative=...)` p-value, computed directly: the same
+    t statistic and t(n-1) tail, without scipy's per-call wrapper (600 calls on a campaign page)."""
     if np.all(d == d[0]):
         # A constant difference has no variance: the t statistic is +/-inf, decided by the mean.
         less = d[0] < popmean
         hit = less if alternative == "less" else d[0] > popmean
         return (0.0 if hit else 1.0), "no variation: decided by the mean"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return float(sps.ttest_1samp(d, popmean, alternative=alternative).pvalue), ""
+    n = len(d)
+    t = (float(d.mean()) - popmean) / (float(d.std(ddof=1)) / math.sqrt(n))
+    return float(sps.t.cdf(t, n - 1) if alternative == "less" else sps.t.sf(t, n - 1)), ""
 
 
 def alt_test(

@@ -80,9 +80,13 @@ class Bootstrap:
     analysis so every statistic of every criterion is resampled over the same item draws; a
     NaN-aware mean over a resample is then one matrix-vector product."""
 
-    def __init__(self, n_items: int, n_boot: int, seed: int = 0) -> None:
+    def __init__(self, n_items: int, n_boot: int, seed: int = 0, *, defer: bool = False) -> None:
         self.n_boot = n_boot
         self.seed = seed
+        # defer=True: mean_record leaves its interval to flush(), which resamples every
+        # statistic of the analysis in one matrix product instead of one per record.
+        self.defer = defer
+        self.pending: list[tuple[Record, np.ndarray]] = []
         if n_boot <= 0 or n_items == 0:
             self.W = None
             return
@@ -97,18 +101,35 @@ class Bootstrap:
         return f"bootstrap percentile, B={self.n_boot}, items resampled, seed={self.seed}"
 
     def mean_ci(self, values: np.ndarray) -> tuple[float, float]:
+        return self.mean_cis(values[:, None])[0]
+
+    def mean_cis(self, V: np.ndarray) -> list[tuple[float, float]]:
+        """Percentile intervals of the NaN-aware means of each column of V (items, k)."""
         if self.W is None:
-            return (math.nan, math.nan)
-        ok = ~np.isnan(values)
-        num = self.W @ np.where(ok, values, 0.0)
+            return [(math.nan, math.nan)] * V.shape[1]
+        ok = ~np.isnan(V)
+        num = self.W @ np.where(ok, V, 0.0)
         den = self.W @ ok.astype(np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
             means = num / den
-        means = means[np.isfinite(means)]
-        if len(means) == 0:
-            return (math.nan, math.nan)
-        lo, hi = np.percentile(means, [2.5, 97.5])
-        return (float(lo), float(hi))
+        out = []
+        for col in means.T:
+            col = col[np.isfinite(col)]
+            if len(col) == 0:
+                out.append((math.nan, math.nan))
+                continue
+            lo, hi = np.percentile(col, [2.5, 97.5])
+            out.append((float(lo), float(hi)))
+        return out
+
+    def flush(self) -> None:
+        """Fill in the intervals of every deferred mean_record."""
+        if not self.pending:
+            return
+        V = np.column_stack([v for _, v in self.pending])
+        for (rec, _), (lo, hi) in zip(self.pending, self.mean_cis(V), strict=True):
+            rec["ci_low"], rec["ci_high"] = lo, hi
+        self.pending = []
 
 
 def mean_record(
@@ -127,6 +148,10 @@ def mean_record(
     m = float(v.mean())
     sd = float(v.std(ddof=1))
     if boot is not None and boot.W is not None:
+        if boot.defer:
+            rec = record(statistic, m, ci_method=boot.method, n=n, **extra)
+            boot.pending.append((rec, np.asarray(values, dtype=float)))
+            return rec
         return record(statistic, m, ci=boot.mean_ci(values), ci_method=boot.method, n=n, **extra)
     half = float(sps.t.ppf(0.975, len(v) - 1)) * sd / math.sqrt(len(v))
     return record(statistic, m, ci=(m - half, m + half), ci_method="t interval", n=n, **extra)

@@ -235,7 +235,7 @@ def analyse(
     min_items: int = ALT_MIN_ITEMS,
 ) -> dict[str, Any]:
     t0 = time.perf_counter()
-    boot = st.Bootstrap(len(p.items), n_boot, seed)
+    boot = st.Bootstrap(len(p.items), n_boot, seed, defer=True)
     views = _views(p)
     scales = _scales(p)
     left_out = _left_out(p)
@@ -262,6 +262,7 @@ def analyse(
         }
         hm = _nanmean(H, axis=1)
         by_system[crit] = {name: st.system_means(hm, J[:, c], systems) for name, J in views}
+    boot.flush()
     for name, _ in views:
         for fam in HOLM_FAMILIES:
             recs = [criteria[crit]["views"][name][fam] for crit in p.criteria]
