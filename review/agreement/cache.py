@@ -168,13 +168,14 @@ def campaign_analysis(*, campaign: Campaign, rubric: Rubric, settings: dict[str,
     return analysis
 
 
-def rendered(analysis: Analysis, fmt: str, tags_key: str, render: Callable[[], str]) -> tuple[str, bool]:
-    """A download of `analysis` in `fmt` (including the tags as of `tags_key`), rendered once."""
+def rendered(analysis: Analysis, fmt: str, tags_key: str, render: Callable[[], str]) -> tuple[bytes, bool]:
+    """A download of `analysis` in `fmt` (including the tags as of `tags_key`), rendered once.
+    Kept as UTF-8 bytes: a cached HTML report is ~5 MB, and bytes skip re-encoding per request."""
     key = f"{analysis.key}:{fmt}:{tags_key}"
     body = _get(key)
     if body is not None:
         return body, True
     computed[f"render:{fmt}"] += 1
-    body = render()
+    body = render().encode("utf-8")
     _set(key, body)
     return body, False

@@ -275,6 +275,14 @@ def provenance_html(result: dict[str, Any]) -> str:
     return f"<dl class='provenance'>{''.join(items)}</dl>"
 
 
+def _fault_rows(faults: list[dict[str, str]], *, plain_kind: bool = False) -> str:
+    return "".join(
+        f"<tr><td>{esc(f['kind'].replace('_', ' ') if plain_kind else f['kind'])}</td><td>{esc(f['where'])}</td>"
+        f"<td>{esc(f['detail'])}</td></tr>"
+        for f in faults
+    )
+
+
 def coverage_html(result: dict[str, Any], progress: dict[str, Any] | None) -> str:
     cov = result["coverage"]
     reasons = "".join(f"<li>{esc(k)}: {v} item(s)</li>" for k, v in cov["left_out"].items())
@@ -298,10 +306,7 @@ def coverage_html(result: dict[str, Any], progress: dict[str, Any] | None) -> st
     if reasons:
         parts.append(f"<ul>{reasons}</ul>")
     if cov["reasons"]:
-        rows = "".join(
-            f"<tr><td>{esc(f['kind'].replace('_', ' '))}</td><td>{esc(f['where'])}</td><td>{esc(f['detail'])}</td></tr>"
-            for f in cov["reasons"]
-        )
+        rows = _fault_rows(cov["reasons"], plain_kind=True)
         parts.append(
             f"<details><summary>Items not compared ({len(cov['reasons'])})</summary><table>{rows}</table></details>"
         )
@@ -352,10 +357,7 @@ def body_html(
         f"<section id='provenance'><h2>Settings and provenance</h2><p>{esc(MISSES)}</p>{provenance_html(result)}</section>",
     ]
     if result["faults"]:
-        rows = "".join(
-            f"<tr><td>{esc(f['kind'])}</td><td>{esc(f['where'])}</td><td>{esc(f['detail'])}</td></tr>"
-            for f in result["faults"]
-        )
+        rows = _fault_rows(result["faults"])
         parts.append(
             f"<section id='faults'><h2>Data faults ({len(result['faults'])})</h2>"
             f"<table><tr><th>kind</th><th>where</th><th>what was done</th></tr>{rows}</table></section>"

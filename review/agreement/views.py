@@ -106,6 +106,18 @@ def _analysis(campaign: Campaign, form: AgreementSettingsForm) -> Analysis:
     return campaign_analysis(campaign=campaign, rubric=form.rubrics[s["rubric"]], settings=s)
 
 
+def _prepared(request: HttpRequest, code: str) -> tuple[Campaign, AgreementSettingsForm, Analysis] | HttpResponse:
+    """Campaign, valid settings and their (cached) analysis, or the plain-text 400 that says
+    what is wrong: the downloads' and the workbench's common first steps."""
+    campaign, form = _form(request, code)
+    if not form.is_valid():
+        return _text(form.errors.as_text(), 400)
+    try:
+        return campaign, form, _analysis(campaign, form)
+    except CampaignDataError as exc:
+        return _text(str(exc), 400)
+
+
 def _query(request: HttpRequest) -> str:
     q = request.GET.urlencode()
     return f"?{q}" if q else ""
@@ -149,13 +161,10 @@ def agreement_campaign(request: HttpRequest, code: str) -> HttpResponse:
 def agreement_download(request: HttpRequest, code: str, fmt: str) -> HttpResponse:
     if fmt not in DOWNLOADS:
         raise Http404("unknown report format")
-    campaign, form = _form(request, code)
-    if not form.is_valid():
-        return _text(form.errors.as_text(), 400)
-    try:
-        analysis = _analysis(campaign, form)
-    except CampaignDataError as exc:
-        return _text(str(exc), 400)
+    prepared = _prepared(request, code)
+    if isinstance(prepared, HttpResponse):
+        return prepared
+    campaign, form, analysis = prepared
 
     def render_body() -> str:
         export = tags_export(campaign=campaign)
@@ -190,13 +199,10 @@ def _criterion(request: HttpRequest, analysis: Analysis) -> int:
 @require_GET
 @role_required(ADMIN)
 def agreement_disagreements(request: HttpRequest, code: str) -> HttpResponse:
-    campaign, form = _form(request, code)
-    if not form.is_valid():
-        return _text(form.errors.as_text(), 400)
-    try:
-        analysis = _analysis(campaign, form)
-    except CampaignDataError as exc:
-        return _text(str(exc), 400)
+    prepared = _prepared(request, code)
+    if isinstance(prepared, HttpResponse):
+        return prepared
+    campaign, form, analysis = prepared
     c = _criterion(request, analysis)
     views = analysis.result["views"]
     view = request.GET.get("view") or views[-1]
@@ -238,14 +244,11 @@ def _item(campaign: Campaign, item_code: str) -> CampaignItem:
 @require_GET
 @role_required(ADMIN)
 def agreement_disagreement_item(request: HttpRequest, code: str, item_code: str) -> HttpResponse:
-    campaign, form = _form(request, code)
-    if not form.is_valid():
-        return _text(form.errors.as_text(), 400)
+    prepared = _prepared(request, code)
+    if isinstance(prepared, HttpResponse):
+        return prepared
+    campaign, form, analysis = prepared
     item = _item(campaign, item_code)
-    try:
-        analysis = _analysis(campaign, form)
-    except CampaignDataError as exc:
-        return _text(str(exc), 400)
     c = _criterion(request, analysis)
     rubric = form.rubrics[form.settings()["rubric"]]
     human_key = analysis.items["criterion_keys"][c]
