@@ -136,7 +136,7 @@ CACHES = {
     "agreement": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "agreement",
-        "OPTIONS": {"MAX_ENTRIES": 64},
+        "OPTIONS": {"MAX_ENTRIES": 32},
     },
 }
 

@@ -71,7 +71,20 @@ def to_json(result: dict[str, Any]) -> str:
 
 
 def _rows(result: dict[str, Any]) -> list[dict[str, Any]]:
-    rows = []
+    # The verdict first, as everywhere: one row per criterion and judge view.
+    rows = [
+        {
+            "criterion": c["criterion"],
+            "view": c["view"],
+            "key": "verdict",
+            "statistic": c["verdict"],
+            "note": c["reason"],
+            "extra": json.dumps(
+                clean_json({"rule_version": result["verdict"]["rule_version"], "numbers": c["numbers"]})
+            ),
+        }
+        for c in result["verdict"]["cells"]
+    ]
     for crit, block in result["criteria"].items():
         groups = [("humans", block["humans"])] + list(block["views"].items())
         for group, stats in groups:
