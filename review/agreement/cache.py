@@ -1,11 +1,11 @@
 """Agreement results cached per (campaign state, settings): the page and its three downloads
 compute the analysis once.
 
-The campaign state is a fingerprint of everything the analysis reads, taken with light queries
-(ids, statuses and timestamps, no score JSON): the campaign's rubric, status and import faults,
-its items, every submitted review (its slot and last save) and every judgment of its items
-(status, rubric, finish time). Any new review, judgment or status change gives a new key, so a
-cached result is never stale; old keys simply age out of the cache.
+The campaign state is a fingerprint of everything the analysis reads, taken with a few aggregate
+queries (counts, id sums, latest timestamps; no rows, no score JSON): the campaign's rubric,
+status and import faults, its items, its submitted reviews (slots, last save) and the judgments
+of its items (per status, finish time). A new review, judgment or status change gives a new key,
+so a cached result is not served stale; old keys simply age out of the cache.
 
 The cache is Django's "agreement" cache (settings.CACHES), per web process by default. A failing
 cache backend never fails the page: the result is then computed and not stored.
@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 from django.core.cache import caches
+from django.db.models import Count, Max, Sum
 
 from judge.models import Judgment, Rubric
 from review.models import Campaign, DisagreementTag, Review
@@ -70,41 +71,41 @@ def _set(key: str, value: Any) -> None:
 
 
 def campaign_state(*, campaign: Campaign, rubric: Rubric) -> tuple[str, dict[str, Any]]:
-    """(fingerprint, progress) of what the analysis of `campaign` under `rubric` reads."""
-    h = hashlib.sha256()
-    h.update(
-        json.dumps(
-            [campaign.pk, campaign.rubric_id, rubric.pk, campaign.status, campaign.import_faults], default=str
-        ).encode()
+    """(fingerprint, progress) of what the analysis of `campaign` under `rubric` reads.
+
+    Aggregates computed by the database (counts, id sums, latest timestamps), not rows: a
+    cached page then costs a handful of small queries. Every way the app changes what the
+    analysis reads moves one of them: a new or removed row changes a count and an id sum, a
+    re-saved review its `updated_at` (drafts save with it, `auto_now` otherwise), a judgment
+    that finishes its status counts and `finished_at`, a moved review its slot or item sum.
+    """
+    reviews = Review.objects.filter(assignment__campaign=campaign, status=Review.Status.SUBMITTED)
+    items = campaign.items.aggregate(n=Count("id"), ids=Sum("id"), artifacts=Sum("artifact_id"))
+    r = reviews.aggregate(
+        n=Count("id"), ids=Sum("id"), latest=Max("updated_at"), slots=Sum("assignment__slot"),
+        items=Sum("assignment__item_id"), reviewers=Sum("assignment__reviewer_id"),
+    )  # fmt: skip
+    judged = Judgment.objects.filter(artifact__campaign_items__campaign=campaign, rubric=rubric)
+    j = sorted(
+        judged.values_list("status").annotate(
+            n=Count("id"), ids=Sum("id"), done=Max("finished_at"), made=Max("created_at"), arts=Sum("artifact_id")
+        )
     )
-    items = list(campaign.items.order_by("id").values_list("id", "artifact_id"))
-    h.update(repr(items).encode())
-    reviews = list(
-        Review.objects.filter(assignment__campaign=campaign, status=Review.Status.SUBMITTED)
-        .order_by("id")
-        .values_list("id", "assignment__item_id", "assignment__slot", "updated_at")
-    )
-    h.update(repr(reviews).encode())
-    judgments = list(
-        Judgment.objects.filter(artifact_id__in=[a for _, a in items], rubric=rubric)
-        .order_by("id")
-        .values_list("id", "artifact_id", "judge_model", "status", "finished_at")
-    )
-    h.update(repr(judgments).encode())
-    per_item = Counter(i for _, i, _, _ in reviews)
-    done = {a for _, a, _, s, _ in judgments if s == Judgment.Status.SUCCEEDED}
-    pending = sum(1 for *_, s, _ in judgments if s in (Judgment.Status.QUEUED, Judgment.Status.RUNNING))
     k = campaign.reviewers_per_item
+    fully = reviews.values("assignment__item_id").annotate(c=Count("id")).filter(c__gte=k).count()
+    items_judged = judged.filter(status=Judgment.Status.SUCCEEDED).values("artifact_id").distinct().count()
+    status = dict((row[0], row[1]) for row in j)
+    state = [campaign.pk, campaign.rubric_id, rubric.pk, campaign.status, campaign.import_faults, items, r, j]
     progress = {
         "open": campaign.status != Campaign.Status.CLOSED,
-        "items": len(items),
-        "reviews_submitted": len(reviews),
-        "reviews_expected": len(items) * k,
-        "items_fully_reviewed": sum(1 for i, _ in items if per_item[i] >= k),
-        "items_judged": sum(1 for _, a in items if a in done),
-        "judgments_pending": pending,
+        "items": items["n"],
+        "reviews_submitted": r["n"],
+        "reviews_expected": items["n"] * k,
+        "items_fully_reviewed": fully,
+        "items_judged": items_judged,
+        "judgments_pending": status.get(Judgment.Status.QUEUED, 0) + status.get(Judgment.Status.RUNNING, 0),
     }
-    return h.hexdigest(), progress
+    return hashlib.sha256(json.dumps(state, default=str, sort_keys=True).encode()).hexdigest(), progress
 
 
 def tags_state(*, campaign: Campaign) -> str:

@@ -178,6 +178,11 @@ def _view_block(
             "ceiling",
             sp_j - sp_hh["estimate"],
             n={"items": sp_hh["n"].get("items", 0)},
+            note=(
+                ""
+                if not math.isnan(sp_j - sp_hh["estimate"])
+                else f"needs both Spearman correlations: {sp_hh['note'] or sp_single[0]['note'] or 'undefined'}"
+            ),
             spearman_judge_vs_one_human=sp_j,
             spearman_human_vs_human=sp_hh["estimate"],
             alpha_interval_humans=a_h["estimate"],

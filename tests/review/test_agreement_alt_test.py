@@ -228,3 +228,15 @@ def test_human_likeness_places_the_judge_in_the_reviewers_distribution() -> None
     assert rec["estimate"] > 1 and rec["extra"]["label"] == "more consistent than a typical reviewer"
     few = human_likeness(H[:3], R[:3], j[:3], p.reviewers, (1.0, 10.0))  # 6 pairs each
     assert "needs at least 3 reviewers with 10 or more score pairs" in few["note"]
+
+
+@pytest.mark.parametrize("n_items", [2, 4, 6, 9])
+def test_every_statistic_of_a_tiny_campaign_gives_a_number_or_says_why_not(n_items) -> None:
+    """Fewer than 10 items: nothing raises, and no statistic is a silent blank."""
+    result = analyse(pair(_campaign("close", n_items=n_items), "strict"), n_boot=50)
+    block = result["criteria"]["Overall"]
+    for group in (block["humans"], *block["views"].values()):
+        for key, rec in group.items():
+            assert not math.isnan(rec["estimate"]) or rec["note"], (n_items, key)
+    (cell,) = result["verdict"]["cells"]
+    assert cell["verdict"] == NOT_SHOWN and "30 items per reviewer" in cell["reason"]

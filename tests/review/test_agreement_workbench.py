@@ -287,3 +287,23 @@ def test_it_refuses_wrong_methods_in_the_workbench(client_for, admin_user) -> No
     for url in reads:
         assert client.post(url).status_code == 405, url
     assert client.get(tag).status_code == 405
+
+
+def test_it_recomputes_when_a_pending_judgment_finishes(client_for, admin_user) -> None:
+    from judge.models import Judgment
+
+    campaign = make_campaign()
+    client = client_for(admin_user)
+    artifact = campaign.items.first().artifact
+    pending = Judgment.objects.create(artifact=artifact, rubric=campaign.rubric, judge_model="x:late-judge",
+                                      status="running")  # fmt: skip
+    page = client.get(f"/agreement/{campaign.code}/?bootstrap=0").content.decode()
+    assert (
+        "1 judgment(s) pending" in page and "x:late-judge" not in page.split("id='faults'", 1)[1].split("</section>")[0]
+    )
+    before = cache.computed["analysis"]
+    pending.status, pending.scores, pending.finished_at = "succeeded", _scores([3] * 5), timezone.now()
+    pending.save()
+    response = client.get(f"/agreement/{campaign.code}/?bootstrap=0")
+    assert response["X-Agreement-Cache"] == "miss" and cache.computed["analysis"] == before + 1
+    assert "judge:x:late-judge" in response.content.decode()
