@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
-from .kappa import kappa_value
+from .kappa import grouped_kappa
 from .stats import Record, record
 
 ALT_MIN_ITEMS = 30  # the authors' min_instances_per_human
@@ -105,17 +105,17 @@ def _indicators(H: np.ndarray, R: np.ndarray, j: np.ndarray) -> tuple[np.ndarray
     return np.concatenate(revs), np.concatenate(wf), np.concatenate(wh), int(kept.sum()), dup
 
 
-def _one_sided_p(d: np.ndarray, popmean: float, alternative: str) -> tuple[float, str]:
-    """scipy's `ttest_1samp(d, popmean, alternative=...)` p-value, computed directly: the same
-    t statistic and t(n-1) tail, without scipy's per-call wrapper (600 calls on a campaign page)."""
-    if np.all(d == d[0]):
-        # A constant difference has no variance: the t statistic is +/-inf, decided by the mean.
-        less = d[0] < popmean
-        hit = less if alternative == "less" else d[0] > popmean
-        return (0.0 if hit else 1.0), "no variation: decided by the mean"
-    n = len(d)
-    t = (float(d.mean()) - popmean) / (float(d.std(ddof=1)) / math.sqrt(n))
-    return float(sps.t.cdf(t, n - 1) if alternative == "less" else sps.t.sf(t, n - 1)), ""
+def _t_tail(
+    mean: np.ndarray, sd: np.ndarray, n: np.ndarray, constant: np.ndarray, popmean: float, alternative: str
+) -> np.ndarray:
+    """scipy's `ttest_1samp(d, popmean, alternative=...)` p-values for many samples given their
+    means, sds and sizes: the same t statistic and t(n-1) tail, computed for all reviewers at
+    once. A constant sample has no variance: its t is +/-inf, so the mean alone decides."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = (mean - popmean) / (sd / np.sqrt(n))
+        p = sps.t.cdf(t, n - 1) if alternative == "less" else sps.t.sf(t, n - 1)
+    hit = (mean < popmean) if alternative == "less" else (mean > popmean)
+    return np.where(constant, np.where(hit, 0.0, 1.0), p)
 
 
 def alt_test(
@@ -138,27 +138,43 @@ def alt_test(
         "method": "Calderon, Reichart & Dror (ACL 2025): leave one reviewer out, one-sided t-test of "
         "mean(W_h - W_f) < epsilon per reviewer, Benjamini-Yekutieli across reviewers",
     }
+    # Per reviewer at once (a large study has hundreds): counts, mean and sd of d = W_h - W_f.
+    # Reviewer indices are small integers: group by bincount, no sort.
+    n_all = max(len(reviewers), int(rev.max()) + 1 if len(rev) else 0)
+    cnt_all = np.bincount(rev, minlength=n_all)
+    present = np.flatnonzero(cnt_all)
+    slot = np.full(n_all, -1, dtype=np.int64)
+    slot[present] = np.arange(len(present))
+    group = slot[rev]
+    g = len(present)
+    d = wh - wf
+    cnt = cnt_all[present].astype(float)
+    total = np.bincount(group, weights=d, minlength=g)
+    mean = total / np.maximum(cnt, 1)
+    sq = np.bincount(group, weights=d * d, minlength=g)  # d is -1, 0 or 1: also sum |d|
+    constant = (sq == 0) | ((np.abs(total) == sq) & (sq == cnt))
+    rho_f = np.bincount(group, weights=wf, minlength=g) / np.maximum(cnt, 1)
+    rho_h = np.bincount(group, weights=wh, minlength=g) / np.maximum(cnt, 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sd = np.sqrt(np.maximum(sq - cnt * mean**2, 0.0) / (cnt - 1))
+    p_less = _t_tail(mean, sd, cnt, constant, epsilon, "less")
+    p_worse = _t_tail(mean, sd, cnt, constant, 0.0, "greater")
     per: list[dict[str, Any]] = []
-    tested, skipped = [], []
-    for r in np.unique(rev):
-        m = rev == r
+    skipped = []
+    for k, r in enumerate(present.tolist()):
         name = reviewers[r] if 0 <= r < len(reviewers) else str(r)
-        if m.sum() < min_items:
-            skipped.append({"reviewer": name, "items": int(m.sum())})
+        if cnt[k] < min_items:
+            skipped.append({"reviewer": name, "items": int(cnt[k])})
             continue
-        d = wh[m] - wf[m]
-        p, how = _one_sided_p(d, epsilon, "less")
-        p_worse, _ = _one_sided_p(d, 0.0, "greater")
-        tested.append(len(per))
         per.append(
             {
                 "reviewer": name,
-                "items": int(m.sum()),
-                "rho_judge": float(wf[m].mean()),
-                "rho_reviewer": float(wh[m].mean()),
-                "p": p,
-                "p_worse": p_worse,
-                "note": how,
+                "items": int(cnt[k]),
+                "rho_judge": float(rho_f[k]),
+                "rho_reviewer": float(rho_h[k]),
+                "p": float(p_less[k]),
+                "p_worse": float(p_worse[k]),
+                "note": "no variation: decided by the mean" if constant[k] else "",
             }
         )
     n = {"items": n_kept, "reviewers_tested": len(per), "reviewers_skipped": len(skipped)}
@@ -231,20 +247,20 @@ def human_likeness(
     if not own:
         return record(name, n={"reviewers": 0}, note="needs items with two or more reviews", method=method)
     own_a, jud_a, other_a, who_a = map(np.concatenate, (own, jud, other, who))
-    per = []
-    for r in np.unique(who_a):
-        m = who_a == r
-        items = int(m.sum())
-        if items < min_items:
-            continue
-        per.append(
-            {
-                "reviewer": reviewers[r] if 0 <= r < len(reviewers) else str(r),
-                "pairs": items,
-                "kappa_reviewer": kappa_value(own_a[m], other_a[m], scale, 2),
-                "kappa_judge": kappa_value(jud_a[m], other_a[m], scale, 2),
-            }
-        )
+    present, group = np.unique(who_a, return_inverse=True)
+    group = group.reshape(-1)
+    k_rev, pairs = grouped_kappa(own_a, other_a, group, len(present), scale, 2)
+    k_judge, _ = grouped_kappa(jud_a, other_a, group, len(present), scale, 2)
+    per = [
+        {
+            "reviewer": reviewers[r] if 0 <= r < len(reviewers) else str(r),
+            "pairs": int(c),
+            "kappa_reviewer": float(a),
+            "kappa_judge": float(b),
+        }
+        for r, c, a, b in zip(present.tolist(), pairs.tolist(), k_rev.tolist(), k_judge.tolist(), strict=True)
+        if c >= min_items
+    ]
     per = [x for x in per if not (math.isnan(x["kappa_reviewer"]) or math.isnan(x["kappa_judge"]))]
     n = {"reviewers": len(per)}
     if len(per) < min_reviewers:

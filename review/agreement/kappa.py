@@ -46,24 +46,56 @@ def human_human_pairs(H: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(a_parts), np.concatenate(b_parts)
 
 
+def value_codes(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(values, code of each entry of `a`): scores on the half-point grid (every rubric scale
+    and a mean of two judges) are coded by arithmetic, without the sort np.unique needs; the
+    value list may then include grid points nobody gave, which count zero everywhere."""
+    if len(a) == 0:
+        return np.empty(0), np.empty(0, dtype=np.int64)
+    twice = a * 2.0
+    if np.all(twice == np.round(twice)) and np.all(np.abs(twice) < 1e6):
+        t = twice.astype(np.int64)
+        lo = int(t.min())
+        return (np.arange(int(t.max()) - lo + 1) + lo) / 2.0, t - lo
+    values, codes = np.unique(a, return_inverse=True)
+    return values, codes.reshape(-1).astype(np.int64)
+
+
 def _disagreement(x: np.ndarray, y: np.ndarray, span: float, power: int) -> np.ndarray:
     return (np.abs(x - y) / span) ** power
+
+
+def grouped_kappa(
+    x: np.ndarray, y: np.ndarray, group: np.ndarray, n_groups: int, scale: tuple[float, float], power: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(kappa, pairs) per group of score pairs, all groups at once.
+
+    kappa_g = 1 - mean_g d(x, y) / (sum_ab cx_g[a] cy_g[b] d(v_a, v_b) / n_g^2), with cx_g, cy_g
+    the groups' histograms over the observed values v: one pass for every reviewer of a campaign
+    instead of a loop (a 10,000-item study has hundreds of reviewers). NaN where undefined.
+    """
+    span = float(scale[1] - scale[0]) or 1.0
+    values, codes = value_codes(np.concatenate([x, y]))
+    cx_codes, cy_codes = codes[: len(x)], codes[len(x) :]
+    V = len(values)
+    n = np.bincount(group, minlength=n_groups).astype(float)
+    observed = np.bincount(group, weights=_disagreement(x, y, span, power), minlength=n_groups)
+    CX = np.bincount(group * V + cx_codes, minlength=n_groups * V).reshape(n_groups, V).astype(float)
+    CY = np.bincount(group * V + cy_codes, minlength=n_groups * V).reshape(n_groups, V).astype(float)
+    D = _disagreement(values[:, None], values[None, :], span, power)
+    expected = np.einsum("ga,ab,gb->g", CX, D, CY)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kappa = 1.0 - (observed / n) / (expected / n**2)
+    kappa[(n == 0) | (expected == 0)] = np.nan
+    return kappa, n.astype(int)
 
 
 def kappa_value(x: np.ndarray, y: np.ndarray, scale: tuple[float, float], power: int) -> float:
     """Cohen's weighted kappa = 1 - observed / expected mean disagreement (NaN if undefined)."""
     if len(x) == 0:
         return math.nan
-    span = float(scale[1] - scale[0]) or 1.0
-    observed = float(_disagreement(x, y, span, power).mean())
-    ux, cx = np.unique(x, return_counts=True)
-    uy, cy = np.unique(y, return_counts=True)
-    expected = float((np.outer(cx, cy) * _disagreement(ux[:, None], uy[None, :], span, power)).sum()) / (
-        len(x) * len(y)
-    )
-    if expected == 0:
-        return math.nan
-    return 1.0 - observed / expected
+    kappa, _ = grouped_kappa(x, y, np.zeros(len(x), dtype=np.int64), 1, scale, power)
+    return float(kappa[0])
 
 
 def weighted_kappa(
@@ -90,15 +122,16 @@ def weighted_kappa(
     value = kappa_value(x, y, scale, power)
     per: list[dict[str, object]] = []
     if by is not None:
-        for r in np.unique(by):
-            m = by == r
-            per.append(
-                {
-                    "reviewer": by_names[r] if 0 <= r < len(by_names) else str(r),
-                    "pairs": int(m.sum()),
-                    "kappa": kappa_value(x[m], y[m], scale, power) if m.sum() >= min_pairs else math.nan,
-                }
-            )
+        present, group = np.unique(by, return_inverse=True)
+        kappas, pairs = grouped_kappa(x, y, group.reshape(-1), len(present), scale, power)
+        per = [
+            {
+                "reviewer": by_names[r] if 0 <= r < len(by_names) else str(r),
+                "pairs": int(c),
+                "kappa": float(k) if c >= min_pairs else math.nan,
+            }
+            for r, k, c in zip(present.tolist(), kappas.tolist(), pairs.tolist(), strict=True)
+        ]
     note = ""
     if math.isnan(value):
         note = "both sides give one and the same score throughout: kappa undefined (no chance baseline)"
@@ -128,7 +161,8 @@ def scott_pi(x: np.ndarray, y: np.ndarray, *, statistic: str, items: int) -> Rec
     n = {"pairs": len(x), "items": items}
     if len(x) < 2:
         return record(statistic, n=n, note=f"needs at least 2 score pairs, got {len(x)}")
-    _, counts = np.unique(np.concatenate([x, y]), return_counts=True)
+    _, codes = value_codes(np.concatenate([x, y]))
+    counts = np.bincount(codes)
     pe = float(((counts / (2 * len(x))) ** 2).sum())
     po = float(np.mean(x == y))
     if pe == 1:
@@ -138,8 +172,11 @@ def scott_pi(x: np.ndarray, y: np.ndarray, *, statistic: str, items: int) -> Rec
 
 def _counts(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(values, n[item, value]) over the items' present ratings."""
-    values = np.unique(X[~np.isnan(X)])
-    counts = np.stack([(X == v).sum(axis=1) for v in values], axis=1) if len(values) else np.zeros((len(X), 0))
+    ok = ~np.isnan(X)
+    values, codes = value_codes(X[ok])
+    rows = np.nonzero(ok)[0]
+    V = len(values)
+    counts = np.bincount(rows * V + codes, minlength=len(X) * V).reshape(len(X), V) if V else np.zeros((len(X), 0))
     return values, counts.astype(float)
 
 
@@ -194,7 +231,10 @@ def gwet_ac2(X: np.ndarray, scale: tuple[float, float], *, statistic: str, weigh
     q = len(cats)
     power = WEIGHTS[weights]
     w = 1.0 - (np.abs(cats[:, None] - cats[None, :]) / (cats[-1] - cats[0])) ** power
-    r = np.stack([(np.abs(X - c) < 1e-9).sum(axis=1) for c in cats], axis=1).astype(float)
+    values, counts = _counts(X)
+    given = counts.sum(axis=0) > 0  # value_codes may list grid points nobody gave
+    r = np.zeros((len(X), q))
+    r[:, np.searchsorted(cats, values[given])] = counts[:, given]  # observed values sit on the grid
     r_star = r @ w.T
     two = r_i >= 2
     p_a = float(((r[two] * (r_star[two] - 1)).sum(axis=1) / (r_i[two] * (r_i[two] - 1))).mean())
