@@ -26,7 +26,7 @@ code{font-size:.85rem} h2{border-bottom:2px solid #333;margin-top:2.5rem}
 [title]{text-decoration:underline dotted #999}
 table.verdict td{min-width:11rem} table.verdict td a{display:block;color:inherit;text-decoration:none}
 .v-replace{background:#e3f4e1} .v-biased{background:#fff4d6} .v-worse{background:#fbe1e1}
-.v-not_shown{background:#eef0f3} .v-numbers{font-size:.78rem;color:#444}
+.v-not_shown{background:#eef0f3} .v-numbers{font-size:.78rem;color:#444} .v-reason{font-size:.75rem;color:#666}
 tr.group th{background:#e6e9ef;text-align:left} dl.provenance dt{font-weight:600;margin-top:.35rem}
 dl.provenance dd{margin-left:1.2rem} nav.toc ol{columns:2} .progress{background:#eef5fb;padding:.5rem 1rem}
 @media print{body{margin:0;max-width:none}.charts{grid-template-columns:1fr 1fr}
@@ -82,7 +82,9 @@ def verdict_html(result: dict[str, Any]) -> str:
             nums = " · ".join(f"{esc(n['label'])} {esc(n['text'])}" for n in cell["numbers"])
             cells.append(
                 f"<td class='v-{esc(cell['code'])}'><a href='#{esc(cell['anchor'])}' title='{esc(cell['reason'])}'>"
-                f"<strong>{esc(cell['verdict'])}</strong><br><span class='v-numbers'>{nums}</span></a></td>"
+                f"<strong>{esc(cell['verdict'])}</strong><br><span class='v-numbers'>{nums}</span>"
+                + (f"<br><span class='v-reason'>{esc(cell['reason'])}</span>" if cell["code"] == "not_shown" else "")
+                + "</a></td>"
             )
         rows.append(f"<tr><th>{esc(crit)}</th>{''.join(cells)}</tr>")
     rule = "".join(f"<li>{esc(line)}</li>" for line in v["rule"][1:])
