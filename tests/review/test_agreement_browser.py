@@ -92,4 +92,4 @@ def test_it_shows_the_verdict_first_and_every_cell_leads_to_its_evidence(live_se
     assert errors == []
     assert first == ["H1#", "SECTION#verdict"] and in_view
     assert len(cells) == 15 and all(found for _, found in cells)
-    assert 0 <= top < 100 and heading.startswith("Judge view: mean of the judges")
+    assert -5 < top < 100 and heading.startswith("Judge view: mean of the judges")  # scrolled to it (sub-pixel)
