@@ -211,7 +211,7 @@ def _signed_rank_p(d: np.ndarray) -> tuple[float, float, str]:
         ranks = sps.rankdata(np.abs(d))
         t_plus = float(ranks[d > 0].sum())
         patterns = (np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1
-        null = patterns @ ranks
+        null = np.einsum("pn,n->p", patterns, ranks)
         eps = 1e-9 * max(1.0, float(ranks.sum()))
         p = 2.0 * min(float(np.mean(null >= t_plus - eps)), float(np.mean(null <= t_plus + eps)))
         return t_plus, min(p, 1.0), f"exact over all 2^{n} sign patterns (ties)"
@@ -307,7 +307,9 @@ def krippendorff_alpha(matrix: np.ndarray, level: str) -> Record:
     counts = np.zeros((len(X), V))
     np.add.at(counts, (unit_of, codes.reshape(-1)), 1.0)
     w = 1.0 / (m_u - 1.0)
-    o = (counts * w[:, None]).T @ counts - np.diag((counts * w[:, None]).sum(axis=0))
+    # einsum, not @: tiny (values x values) result; BLAS threads only contend for a busy CPU.
+    weighted = counts * w[:, None]
+    o = np.einsum("uc,uk->ck", weighted, counts) - np.diag(weighted.sum(axis=0))
     n_c = o.sum(axis=0)
     if level == "ordinal":
         cum = np.concatenate(([0.0], np.cumsum(n_c)))
