@@ -128,6 +128,18 @@ RQ_QUEUES = {
 RQ_SHOW_ADMIN_LINK = True
 RUN_WORKERS = env_int("RUN_WORKERS", 2, minimum=1, maximum=64)
 
+# Caches live in each web process. "agreement" holds agreement analyses and rendered reports,
+# keyed by a fingerprint of the campaign's state (review/agreement/cache.py), so an entry is
+# never stale; the bound keeps a process's memory in check (a cached HTML report is ~5 MB).
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "default"},
+    "agreement": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "agreement",
+        "OPTIONS": {"MAX_ENTRIES": 32},
+    },
+}
+
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",

@@ -268,3 +268,36 @@ class Review(models.Model):
         entry = (self.scores or {}).get(key)
         value = entry.get("score") if isinstance(entry, dict) else None
         return value if isinstance(value, int) else None
+
+
+class DisagreementTag(models.Model):
+    """An admin's diagnosis of why the judge and the reviewers disagree on one item and criterion
+    (the agreement workbench). Admins only: reviewers never see judge scores, so never these."""
+
+    class Cause(models.TextChoices):
+        JUDGE_MISREAD = "judge_misread", "judge misread the item"
+        REVIEWER_ERROR = "reviewer_error", "reviewer error"
+        RUBRIC_AMBIGUITY = "rubric_ambiguity", "rubric ambiguity"
+        OTHER = "other", "other"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="disagreement_tags")
+    item = models.ForeignKey(CampaignItem, on_delete=models.CASCADE, related_name="disagreement_tags")
+    criterion = models.CharField(max_length=100, help_text="the campaign rubric's dimension key")
+    cause = models.CharField(max_length=20, choices=Cause.choices)
+    note = models.TextField(blank=True, max_length=5000)
+    tagged_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            # One diagnosis per item and criterion: re-tagging replaces it (the workbench's upsert).
+            models.UniqueConstraint(fields=["item", "criterion"], name="tag_once_per_item_criterion"),
+        ]
+        indexes = [models.Index(fields=["campaign", "criterion"], name="tag_summary")]  # report summary per criterion
+        ordering = ["campaign", "criterion", "item_id"]
+
+    def __str__(self) -> str:
+        return f"{self.item} / {self.criterion}: {self.cause}"

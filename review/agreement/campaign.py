@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -22,6 +22,16 @@ from judge.models import Judgment, Rubric
 from review.models import Campaign, Review
 
 from .data import AgreementData, Fault
+
+
+class _Item(NamedTuple):
+    """What the analysis reads of a campaign item (CampaignItem.system is the run's backbone)."""
+
+    pk: int
+    artifact_id: int
+    code: str
+    slug: str
+    system: str
 
 
 class CampaignDataError(ValueError):
@@ -86,26 +96,32 @@ def campaign_agreement_data(
         Fault(f"import:{f.get('kind', '?')}", str(f.get("where", "")), str(f.get("detail", "")))
         for f in campaign.import_faults or []
     ]
-    items = list(campaign.items.select_related("artifact__research_run__task").order_by("id"))
+    items = [
+        _Item(*row)
+        for row in campaign.items.order_by("id").values_list(
+            "id", "artifact_id", "code", "artifact__research_run__task__slug", "artifact__research_run__backbone"
+        )
+    ]
     index = {item.pk: i for i, item in enumerate(items)}
-    labels = tuple(f"{it.artifact.research_run.task.slug}/{it.system} ({it.code})" for it in items)
+    labels = tuple(f"{it.slug}/{it.system} ({it.code})" for it in items)
 
     # Humans: one row per submitted review, in slot order within an item (the import keeps the
     # released file's order that way, so reviewer 1 vs 2 statistics match the file command).
+    # Rows as tuples, not model instances: a 1,000-item campaign has 3,000 reviews and 2,000
+    # judgments, and building their model objects was most of the page's load time.
     reviews = (
         Review.objects.submitted_in(campaign)
-        .select_related("assignment")
         .order_by("assignment__item_id", "assignment__slot", "assignment_id")
+        .values_list("assignment__item_id", "assignment__reviewer_id", "assignment__code", "scores")
     )
     h_item, h_rev, h_where, h_vals = [], [], [], []
-    for review in reviews:
-        a = review.assignment
-        where = f"review {a.code} of {labels[index[a.item_id]]}"
-        h_item.append(index[a.item_id])
-        h_rev.append(str(a.reviewer_id))
+    for item_id, reviewer_id, acode, scores in reviews:
+        where = f"review {acode} of {labels[index[item_id]]}"
+        h_item.append(index[item_id])
+        h_rev.append(str(reviewer_id))
         h_where.append(where)
         h_vals.append(
-            [_value((review.scores or {}).get(hk), scale, f"{where}: {name}", faults) for name, hk, _, scale in crits]
+            [_value((scores or {}).get(hk), scale, f"{where}: {name}", faults) for name, hk, _, scale in crits]
         )
 
     # Judges: the latest succeeded judgment per (artifact, judge model); failures are listed.
@@ -115,32 +131,32 @@ def campaign_agreement_data(
     if judge_models:
         judgments = judgments.filter(judge_model__in=judge_models)
     by_artifact = {it.artifact_id: index[it.pk] for it in items}
-    latest: dict[tuple[int, str], Judgment] = {}
+    latest: dict[tuple[int, str], dict[str, Any]] = {}
     hashes: dict[str, set[str]] = defaultdict(set)
-    for j in judgments:
-        label = labels[by_artifact[j.artifact_id]]
-        if j.status != Judgment.Status.SUCCEEDED:
-            if j.status == Judgment.Status.FAILED:
-                faults.append(Fault("failed_judgment", label, f"{j.judge_model}: {j.error[:200] or 'failed'}"))
+    for artifact_id, model, status, error, scores, prompt_hash in judgments.values_list(
+        "artifact_id", "judge_model", "status", "error", "scores", "prompt_hash"
+    ):
+        label = labels[by_artifact[artifact_id]]
+        if status != Judgment.Status.SUCCEEDED:
+            if status == Judgment.Status.FAILED:
+                faults.append(Fault("failed_judgment", label, f"{model}: {(error or '')[:200] or 'failed'}"))
             else:
-                faults.append(Fault("pending_judgment", label, f"{j.judge_model}: {j.status}, not counted"))
+                faults.append(Fault("pending_judgment", label, f"{model}: {status}, not counted"))
             continue
-        key = (j.artifact_id, j.judge_model)
+        key = (artifact_id, model)
         if key in latest:
-            faults.append(
-                Fault("repeated_judgment", label, f"{j.judge_model} judged it again: the latest judgment is used")
-            )
+            faults.append(Fault("repeated_judgment", label, f"{model} judged it again: the latest judgment is used"))
             continue
-        latest[key] = j
-        hashes[j.judge_model].add(j.prompt_hash or "")
+        latest[key] = scores or {}
+        hashes[model].add(prompt_hash or "")
     judges = tuple(sorted({m for _, m in latest}))
     if not judges:
         faults.append(Fault("no_judgment", str(judged_rubric), "no succeeded judgment of any campaign item"))
     J = np.full((len(items), max(len(judges), 1), len(crits)), np.nan)
-    for (artifact_id, model), j in latest.items():
+    for (artifact_id, model), scores in latest.items():
         i, k = by_artifact[artifact_id], judges.index(model)
         where = f"{model} on {labels[i]}"
-        J[i, k] = [_value((j.scores or {}).get(jk), scale, f"{where}: {name}", faults) for name, _, jk, scale in crits]
+        J[i, k] = [_value(scores.get(jk), scale, f"{where}: {name}", faults) for name, _, jk, scale in crits]
 
     human_scores = np.asarray(h_vals, dtype=float).reshape(len(h_item), len(crits))
     fingerprint = hashlib.sha256()
@@ -168,6 +184,9 @@ def campaign_agreement_data(
             ]
             or ["no judgment"],
             "scale": [list(scale) for *_, scale in crits],
+            "criterion_keys": [hk for _, hk, _, _ in crits],
+            "judge_criterion_keys": [jk for _, _, jk, _ in crits],
+            "item_codes": [it.code for it in items],
             "sources_sha256": {f"campaign {campaign.code} scores (human rows, judge scores)": fingerprint.hexdigest()},
         },
         faults=faults,

@@ -66,6 +66,8 @@ class Paired:
     H[i, r, c]: the r-th human score of item i on criterion c (left-packed, NaN padded).
     J[i, k, c]: judge k's score of item i on criterion c.
     hh_diffs[c]: the |human - human| differences the policy pairs for the MLR-Bench test.
+    R[i, r]: the reviewer of slot r of item i (index into `reviewers`), -1 for an empty slot;
+    what the leave-one-reviewer-out statistics (alt-test, human-likeness) group by.
     """
 
     policy: str
@@ -80,3 +82,13 @@ class Paired:
     hh_diffs: list[np.ndarray]
     faults: list[Fault]
     meta: dict[str, Any] = field(default_factory=dict)
+    R: np.ndarray | None = None
+    reviewers: tuple[str, ...] = ()
+    items_total: int = 0  # items in the data before the policy set any aside (coverage)
+
+    def reviewer_slots(self) -> np.ndarray:
+        """R, or one distinct pseudo-reviewer per slot when the source gave no identities."""
+        if self.R is not None:
+            return self.R
+        n, k = self.H.shape[:2]
+        return np.where(np.all(np.isnan(self.H), axis=2), -1, np.arange(k)[None, :].repeat(n, axis=0))

@@ -57,11 +57,14 @@ def _item_faults(data: AgreementData, judged: np.ndarray, reviewed: np.ndarray) 
     return faults
 
 
-def _pack(n_items: int, item_of_row: np.ndarray, scores: np.ndarray, order_key: np.ndarray) -> np.ndarray:
-    """Left-pack rows into H[item, slot, criterion], slots in `order_key` order per item."""
+def _pack(
+    n_items: int, item_of_row: np.ndarray, scores: np.ndarray, order_key: np.ndarray, reviewer: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Left-pack rows into H[item, slot, criterion], slots in `order_key` order per item, and
+    R[item, slot]: the reviewer (index into the data's reviewer codes) of each slot, -1 empty."""
     n_crit = scores.shape[1]
     if len(item_of_row) == 0:
-        return np.full((n_items, 0, n_crit), np.nan)
+        return np.full((n_items, 0, n_crit), np.nan), np.full((n_items, 0), -1, dtype=np.int64)
     order = np.lexsort((order_key, item_of_row))
     s_items = item_of_row[order]
     counts = np.bincount(s_items, minlength=n_items)
@@ -69,7 +72,14 @@ def _pack(n_items: int, item_of_row: np.ndarray, scores: np.ndarray, order_key: 
     slot = np.arange(len(order)) - starts[s_items]
     H = np.full((n_items, int(counts.max()), n_crit), np.nan)
     H[s_items, slot] = scores[order]
-    return H
+    R = np.full((n_items, int(counts.max())), -1, dtype=np.int64)
+    R[s_items, slot] = reviewer[order]
+    return H, R
+
+
+def _reviewer_codes(data: AgreementData) -> tuple[tuple[str, ...], np.ndarray]:
+    names, codes = np.unique(data.human_reviewer, return_inverse=True)
+    return tuple(str(n) for n in names), codes.reshape(-1).astype(np.int64)
 
 
 def _all_pair_diffs(H: np.ndarray) -> list[np.ndarray]:
@@ -85,7 +95,7 @@ def _all_pair_diffs(H: np.ndarray) -> list[np.ndarray]:
 
 def pair_strict(data: AgreementData) -> Paired:
     n_items = len(data.items)
-    rev_codes = np.unique(data.human_reviewer, return_inverse=True)[1].reshape(-1)
+    reviewer_names, rev_codes = _reviewer_codes(data)
     key = data.human_item.astype(np.int64) * (int(rev_codes.max(initial=0)) + 1) + rev_codes
     _, inv, counts = np.unique(key, return_inverse=True, return_counts=True)
     dup = counts[inv.reshape(-1)] > 1
@@ -121,11 +131,12 @@ def pair_strict(data: AgreementData) -> Paired:
     included = judged & (n_reviewers >= 2)
     new_index = np.cumsum(included) - 1
     rows = keep & included[data.human_item]
-    H = _pack(
+    H, R = _pack(
         int(included.sum()),
         new_index[data.human_item[rows]],
         data.human_scores[rows],
         np.flatnonzero(rows),
+        rev_codes[rows],
     )
     return Paired(
         policy="strict",
@@ -140,6 +151,9 @@ def pair_strict(data: AgreementData) -> Paired:
         hh_diffs=_all_pair_diffs(H),
         faults=faults,
         meta=dict(data.meta),
+        R=R,
+        reviewers=reviewer_names,
+        items_total=n_items,
     )
 
 
@@ -152,11 +166,13 @@ def pair_mlrbench(data: AgreementData) -> Paired:
     new_index = np.cumsum(included) - 1
     rows = included[data.human_item]
     row_ids = np.flatnonzero(rows)
-    H = _pack(
+    reviewer_names, rev_codes = _reviewer_codes(data)
+    H, R = _pack(
         int(included.sum()),
         new_index[data.human_item[rows]],
         data.human_scores[rows],
         row_ids,
+        rev_codes[rows],
     )
     # The authors' rule, per item and reviewer pair, in file order (a loop over items, as the
     # notebook does; only the file command uses this policy).
@@ -208,6 +224,9 @@ def pair_mlrbench(data: AgreementData) -> Paired:
         hh_diffs=hh_diffs,
         faults=faults,
         meta=dict(data.meta),
+        R=R,
+        reviewers=reviewer_names,
+        items_total=n_items,
     )
 
 

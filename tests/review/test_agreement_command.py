@@ -150,3 +150,48 @@ def test_it_draws_every_chart_offline_and_prints_to_pdf(tmp_path: Path) -> None:
     assert errors == []
     assert [u for u in requests if not u.startswith("file:")] == []  # nothing fetched
     assert pdf.startswith(b"%PDF") and len(pdf) > 50_000
+
+
+def test_it_gives_the_verdict_and_the_new_statistics_in_json() -> None:
+    out, _ = run("--human", str(HUMAN), "--llm", str(LLM), "--format", "json", "--bootstrap", "0",
+                 "--judge-reviews", str(SHARED / "agent_reviews"))  # fmt: skip
+    result = json.loads(out)
+    verdict = result["verdict"]
+    assert verdict["rule_version"].startswith("verdict rule v1") and len(verdict["rule"]) == 6
+    views = result["views"]
+    assert len(verdict["cells"]) == len(views) * 5
+    for crit, block in result["criteria"].items():
+        for view in views:
+            stats = block["views"][view]
+            for key in ("alt_test", "kappa_linear", "kappa_quadratic", "percent_agreement", "auroc",
+                        "decision_at_threshold", "human_likeness_z", "gwet_ac2_with_judge", "pearson", "rmse"):  # fmt: skip
+                assert key in stats, (crit, view, key)
+            # 24 papers, each reviewer with far fewer: the alt-test says it cannot run.
+            assert stats["alt_test"]["estimate"] is None
+            assert "needs at least 30 items per reviewer" in stats["alt_test"]["note"]
+            assert -1 <= stats["kappa_quadratic"]["estimate"] <= 1
+            assert stats["decision_at_threshold"]["extra"]["threshold"] == 6.0
+        assert {"fleiss_kappa", "gwet_ac2", "kappa_quadratic_human_human"} <= set(block["humans"])
+    cell = verdict["cells"][0]
+    assert cell["verdict"] == "not shown" and cell["anchor"] == "evidence-0-0"
+
+
+def test_it_takes_the_threshold_and_epsilon() -> None:
+    base = json.loads(run("--human", str(HUMAN), "--llm", str(LLM), "--format", "json", "--bootstrap", "0")[0])
+    out, _ = run("--human", str(HUMAN), "--llm", str(LLM), "--format", "json", "--bootstrap", "0",
+                 "--threshold", "5", "--epsilon", "0.2", "--min-items", "5")  # fmt: skip
+    result = json.loads(out)
+    assert result["settings"]["decision_threshold"] == 5.0 and result["settings"]["alt_test_epsilon"] == 0.2
+    a = base["criteria"]["Overall"]["views"]["judges_mean"]
+    b = result["criteria"]["Overall"]["views"]["judges_mean"]
+    assert a["decision_at_threshold"]["n"] != b["decision_at_threshold"]["n"]  # another accept line
+    assert b["alt_test"]["extra"]["epsilon"] == 0.2 and b["alt_test"]["n"]["reviewers_tested"] > 0
+    with pytest.raises(CommandError, match="--epsilon must be between 0 and 0.5"):
+        run("--human", str(HUMAN), "--llm", str(LLM), "--epsilon", "2")
+
+
+def test_it_prints_the_verdict_first_in_the_table() -> None:
+    out, _ = run("--human", str(HUMAN), "--llm", str(LLM), "--bootstrap", "0")
+    lines = out.splitlines()
+    assert lines[2].startswith("verdict (verdict rule v1")
+    assert lines[3].lstrip().startswith("Novelty / judges_mean") and "not shown" in lines[3]

@@ -292,6 +292,9 @@ def test_it_reports_an_empty_analysis_when_no_item_survives_the_strict_rule() ->
         warnings.simplefilter("error")
         result = analyse(pair(data, "strict"), n_boot=20)
     assert result["sizes"]["items"] == 0
-    assert [f["kind"] for f in result["faults"]] == ["single_review", "single_review"]
+    # Items left out are coverage, not data faults: listed with their reason.
+    assert result["faults"] == []
+    assert [f["kind"] for f in result["coverage"]["reasons"]] == ["single_review", "single_review"]
+    assert result["coverage"]["left_out"] == {"single review": 2}
     view = result["criteria"]["Overall"]["views"]["judges_mean"]
     assert all(rec["note"] for key, rec in view.items() if key != "ceiling")

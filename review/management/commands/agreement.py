@@ -1,8 +1,10 @@
 """manage.py agreement --human CSV --llm CSV [--pairing mlrbench|strict] [--format table|json]
-[--report out.html]
+[--threshold T] [--epsilon E] [--report out.html]
 
-Judge-vs-human agreement from MLR-Bench-layout files. `--report out.html` also writes
-out.csv and out.json next to it (every statistic, with the pinned settings).
+Judge-vs-human agreement from MLR-Bench-layout files. The output starts with the verdict per
+criterion and judge view; `--format json` carries it (`verdict`) with every statistic per
+criterion and judge view (`alt_test`, `kappa_*`, `percent_agreement`, `decision_at_threshold`,
+`auroc`, ...). `--report out.html` also writes out.csv and out.json next to it.
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ from typing import Any, ClassVar
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from review.agreement.alt_test import ALT_MIN_ITEMS
 from review.agreement.loaders import LoadError, load_mlrbench
 from review.agreement.pairing import POLICIES, pair
 from review.agreement.report import to_csv, to_html, to_json, to_table
-from review.agreement.suite import DEFAULT_MARGIN, analyse
+from review.agreement.suite import DEFAULT_EPSILON, DEFAULT_MARGIN, DEFAULT_THRESHOLD, analyse
 
 
 class Command(BaseCommand):
@@ -36,6 +39,21 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--margin", type=float, default=DEFAULT_MARGIN, help="TOST margin")
         parser.add_argument("--alpha", type=float, default=0.05)
+        parser.add_argument(
+            "--epsilon", type=float, default=DEFAULT_EPSILON, help="alt-test cost margin (default %(default)s)"
+        )
+        parser.add_argument(
+            "--min-items",
+            type=int,
+            default=ALT_MIN_ITEMS,
+            help="alt-test: items a reviewer needs to be tested (the authors' %(default)s)",
+        )
+        parser.add_argument(
+            "--threshold",
+            type=float,
+            default=DEFAULT_THRESHOLD,
+            help="decision view: accept when the score is >= this (default %(default)s)",
+        )
         parser.add_argument("--rubric-version", default="")
         parser.add_argument("--judge-model", action="append", default=[])
         parser.add_argument("--prompt-hash", action="append", default=[])
@@ -47,6 +65,10 @@ class Command(BaseCommand):
             raise CommandError("--margin must be positive")
         if not 0 < opts["alpha"] < 0.5:
             raise CommandError("--alpha must be between 0 and 0.5")
+        if not 0 <= opts["epsilon"] <= 0.5:
+            raise CommandError("--epsilon must be between 0 and 0.5 (a difference of two proportions)")
+        if opts["min_items"] < 2:
+            raise CommandError("--min-items must be 2 or more")
         try:
             data = load_mlrbench(
                 opts["human"],
@@ -65,6 +87,9 @@ class Command(BaseCommand):
             seed=opts["seed"],
             margin=opts["margin"],
             alpha=opts["alpha"],
+            epsilon=opts["epsilon"],
+            threshold=opts["threshold"],
+            min_items=opts["min_items"],
         )
         self.stdout.write(to_json(result) if opts["format"] == "json" else to_table(result))
         if opts["report"]:

@@ -1,0 +1,182 @@
+"""Agreement results cached per (campaign state, settings): the page and its three downloads
+compute the analysis once.
+
+The campaign state is a fingerprint of everything the analysis reads, taken with a few aggregate
+queries (counts, id sums, latest timestamps; no rows, no score JSON): the campaign's rubric,
+status and import faults, its items, its submitted reviews (slots, last save) and the judgments
+of its items (per status, finish time). A new review, judgment or status change gives a new key,
+so a cached result is not served stale; old keys simply age out of the cache.
+
+The cache is Django's "agreement" cache (settings.CACHES), per web process by default. A failing
+cache backend never fails the page: the result is then computed and not stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from django.core.cache import caches
+from django.db.models import Count, Max, Sum
+
+from judge.models import Judgment, Rubric
+from review.models import Campaign, DisagreementTag, Review
+
+from .campaign import campaign_agreement_data
+from .charts import chart_payload
+from .pairing import pair
+from .suite import _nanmean, analyse
+
+log = logging.getLogger(__name__)
+TIMEOUT = 6 * 3600
+# What this process computed and rendered (cache misses); tests and the benchmark read it.
+computed: Counter[str] = Counter()
+
+
+@dataclass
+class Analysis:
+    """One cached analysis: the result, its charts, the workbench's per-item table, progress."""
+
+    key: str
+    result: dict[str, Any]
+    charts: list[dict[str, Any]]
+    items: dict[str, Any]
+    progress: dict[str, Any]
+    hit: bool = field(default=False, compare=False)
+
+
+def _cache() -> Any:
+    return caches["agreement"]
+
+
+def _get(key: str) -> Any:
+    try:
+        return _cache().get(key)
+    except Exception:  # a broken cache backend costs speed, never the page
+        log.exception("agreement cache get failed")
+        return None
+
+
+def _set(key: str, value: Any) -> None:
+    try:
+        _cache().set(key, value, TIMEOUT)
+    except Exception:
+        log.exception("agreement cache set failed")
+
+
+def campaign_state(*, campaign: Campaign, rubric: Rubric) -> tuple[str, dict[str, Any]]:
+    """(fingerprint, progress) of what the analysis of `campaign` under `rubric` reads.
+
+    Aggregates computed by the database (counts, id sums, latest timestamps), not rows: a
+    cached page then costs a handful of small queries. Every way the app changes what the
+    analysis reads moves one of them: a new or removed row changes a count and an id sum, a
+    re-saved review its `updated_at` (drafts save with it, `auto_now` otherwise), a judgment
+    that finishes its status counts and `finished_at`, a moved review its slot or item sum.
+    """
+    reviews = Review.objects.filter(assignment__campaign=campaign, status=Review.Status.SUBMITTED)
+    items = campaign.items.aggregate(n=Count("id"), ids=Sum("id"), artifacts=Sum("artifact_id"))
+    r = reviews.aggregate(
+        n=Count("id"), ids=Sum("id"), latest=Max("updated_at"), slots=Sum("assignment__slot"),
+        items=Sum("assignment__item_id"), reviewers=Sum("assignment__reviewer_id"),
+    )  # fmt: skip
+    judged = Judgment.objects.filter(artifact__campaign_items__campaign=campaign, rubric=rubric)
+    j = sorted(
+        judged.values_list("status").annotate(
+            n=Count("id"), ids=Sum("id"), done=Max("finished_at"), made=Max("created_at"), arts=Sum("artifact_id")
+        )
+    )
+    k = campaign.reviewers_per_item
+    fully = reviews.values("assignment__item_id").annotate(c=Count("id")).filter(c__gte=k).count()
+    items_judged = judged.filter(status=Judgment.Status.SUCCEEDED).values("artifact_id").distinct().count()
+    status = dict((row[0], row[1]) for row in j)
+    state = [campaign.pk, campaign.rubric_id, rubric.pk, campaign.status, campaign.import_faults, items, r, j]
+    progress = {
+        "open": campaign.status != Campaign.Status.CLOSED,
+        "items": items["n"],
+        "reviews_submitted": r["n"],
+        "reviews_expected": items["n"] * k,
+        "items_fully_reviewed": fully,
+        "items_judged": items_judged,
+        "judgments_pending": status.get(Judgment.Status.QUEUED, 0) + status.get(Judgment.Status.RUNNING, 0),
+    }
+    return hashlib.sha256(json.dumps(state, default=str, sort_keys=True).encode()).hexdigest(), progress
+
+
+def tags_state(*, campaign: Campaign) -> str:
+    rows = list(DisagreementTag.objects.filter(campaign=campaign).order_by("id").values_list("id", "updated_at"))
+    return hashlib.sha256(repr(rows).encode()).hexdigest()[:16]
+
+
+def settings_key(settings: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _item_table(data: Any, codes: list[str]) -> dict[str, Any]:
+    """Per item and criterion: human scores' mean and count, each judge's score (workbench)."""
+    n_items, n_crit = len(data.items), len(data.criteria)
+    sums = np.zeros((n_items, n_crit))
+    counts = np.zeros((n_items, n_crit))
+    ok = ~np.isnan(data.human_scores)
+    np.add.at(sums, data.human_item, np.where(ok, data.human_scores, 0.0))
+    np.add.at(counts, data.human_item, ok.astype(float))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        human_mean = sums / counts
+    return {
+        "codes": codes,
+        "labels": list(data.items),
+        "systems": list(data.item_system),
+        "criteria": list(data.criteria),
+        "criterion_keys": list(data.meta.get("criterion_keys", [])),
+        "judges": list(data.judges),
+        "human_mean": human_mean,
+        "human_count": counts.astype(int),
+        "judge": data.judge_scores,  # (items, judges, criteria)
+        "judges_mean": _nanmean(data.judge_scores, axis=1),
+    }
+
+
+def campaign_analysis(*, campaign: Campaign, rubric: Rubric, settings: dict[str, Any]) -> Analysis:
+    """The analysis of `campaign` under `settings`, from the cache when the state is unchanged."""
+    state, progress = campaign_state(campaign=campaign, rubric=rubric)
+    key = f"analysis:{campaign.code}:{state[:24]}:{settings_key(settings)}"
+    cached = _get(key)
+    if cached is not None:
+        cached.hit = True
+        cached.progress = progress
+        return cached
+    computed["analysis"] += 1
+    data = campaign_agreement_data(campaign=campaign, rubric=rubric)
+    codes = data.meta.pop("item_codes", [])
+    paired = pair(data, settings["pairing"])
+    result = analyse(
+        paired,
+        n_boot=settings["bootstrap"],
+        seed=settings["seed"],
+        margin=settings["margin"],
+        alpha=settings["alpha"],
+        epsilon=settings["epsilon"],
+        threshold=settings["threshold"],
+        min_items=settings["min_items"],
+    )
+    analysis = Analysis(key, result, chart_payload(result, paired), _item_table(data, codes), progress)
+    _set(key, analysis)
+    return analysis
+
+
+def rendered(analysis: Analysis, fmt: str, tags_key: str, render: Callable[[], str]) -> tuple[bytes, bool]:
+    """A download of `analysis` in `fmt` (including the tags as of `tags_key`), rendered once.
+    Kept as UTF-8 bytes: a cached HTML report is ~5 MB, and bytes skip re-encoding per request."""
+    key = f"{analysis.key}:{fmt}:{tags_key}"
+    body = _get(key)
+    if body is not None:
+        return body, True
+    computed[f"render:{fmt}"] += 1
+    body = render().encode("utf-8")
+    _set(key, body)
+    return body, False

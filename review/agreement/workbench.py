@@ -1,0 +1,125 @@
+"""The disagreement workbench (admins only): per criterion, the items where the judge and the
+reviewers' mean are furthest apart; each item side by side with the judge's justification and
+the reviewers' scores and comments; and the admin's diagnosis of the cause (DisagreementTag),
+exported and summarised in the report.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+from django.db import transaction
+
+from judge.models import Judgment, Rubric
+from review.models import Campaign, CampaignItem, DisagreementTag, Review
+
+from .cache import Analysis
+
+CAUSES = dict(DisagreementTag.Cause.choices)
+
+
+def disagreement_rows(analysis: Analysis, criterion: int, view: str) -> list[dict[str, Any]]:
+    """Items with a human mean and a judge score on `criterion`, largest |judge - human mean| first."""
+    t = analysis.items
+    if view == "judges_mean" or view not in [f"judge:{j}" for j in t["judges"]]:
+        judge = t["judges_mean"][:, criterion]
+    else:
+        judge = t["judge"][:, t["judges"].index(view[6:]), criterion]
+    rows = []
+    for i, code in enumerate(t["codes"]):
+        hm, jv = float(t["human_mean"][i, criterion]), float(judge[i])
+        if math.isnan(hm) or math.isnan(jv):
+            continue
+        rows.append(
+            {
+                "code": code,
+                "label": t["labels"][i],
+                "system": t["systems"][i],
+                "human_mean": hm,
+                "reviews": int(t["human_count"][i, criterion]),
+                "judge": jv,
+                "difference": jv - hm,
+                "gap": abs(jv - hm),
+            }
+        )
+    rows.sort(key=lambda r: (-r["gap"], r["label"]))
+    return rows
+
+
+def item_evidence(*, item: CampaignItem, rubric: Rubric, human_key: str, judge_key: str) -> dict[str, Any]:
+    """The judge's and the reviewers' scores and words on one item and criterion."""
+    judgments = []
+    for j in Judgment.objects.filter(artifact=item.artifact, rubric=rubric).order_by("judge_model", "-created_at"):
+        entry = (j.scores or {}).get(judge_key)
+        judgments.append(
+            {
+                "model": j.judge_model,
+                "status": j.get_status_display(),
+                "score": entry.get("score") if isinstance(entry, dict) else entry,
+                "justification": entry.get("justification", "") if isinstance(entry, dict) else "",
+                "error": j.error,
+            }
+        )
+    reviews = []
+    for r in (
+        Review.objects.filter(assignment__item=item, status=Review.Status.SUBMITTED)
+        .select_related("assignment__reviewer")
+        .order_by("assignment__slot", "id")
+    ):
+        entry = (r.scores or {}).get(human_key)
+        reviews.append(
+            {
+                "reviewer": r.assignment.reviewer.get_username(),
+                "slot": r.assignment.slot,
+                "score": entry.get("score") if isinstance(entry, dict) else None,
+                "justification": entry.get("justification", "") if isinstance(entry, dict) else "",
+                "confidence": r.confidence,
+            }
+        )
+    return {"judgments": judgments, "reviews": reviews}
+
+
+def tag_save(*, item: CampaignItem, criterion: str, cause: str, note: str, user: Any) -> DisagreementTag:
+    """Upsert the one tag of (item, criterion): a second diagnosis replaces the first."""
+    with transaction.atomic():
+        tag, _ = DisagreementTag.objects.update_or_create(
+            item=item,
+            criterion=criterion,
+            defaults={"campaign_id": item.campaign_id, "cause": cause, "note": note, "tagged_by": user},
+        )
+    return tag
+
+
+def tags_export(*, campaign: Campaign) -> list[dict[str, Any]]:
+    names = {d["key"]: str(d.get("name") or d["key"]) for d in campaign.rubric.dimensions}
+    return [
+        {
+            "item": t.item.code,
+            "artifact": str(t.item.artifact.code),
+            "criterion": names.get(t.criterion, t.criterion),
+            "criterion_key": t.criterion,
+            "cause": t.cause,
+            "cause_label": CAUSES.get(t.cause, t.cause),
+            "note": t.note,
+            "tagged_by": t.tagged_by.get_username() if t.tagged_by else "",
+            "updated_at": t.updated_at.isoformat(timespec="seconds"),
+        }
+        for t in DisagreementTag.objects.filter(campaign=campaign)
+        .select_related("item__artifact", "tagged_by")
+        .order_by("criterion", "item_id")
+    ]
+
+
+def tags_summary(*, campaign: Campaign, export: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    rows = export if export is not None else tags_export(campaign=campaign)
+    by: dict[str, Counter] = {}
+    for r in rows:
+        by.setdefault(r["criterion"], Counter())[r["cause"]] += 1
+    return {
+        "total": len(rows),
+        "causes": CAUSES,
+        "by_criterion": {c: dict(n) for c, n in by.items()},
+        "by_cause": dict(Counter(r["cause"] for r in rows)),
+    }
