@@ -78,6 +78,8 @@ class LaunchForm(forms.Form):
         self.fields["task"].queryset = Task.objects.filter(kind=Task.Kind.MLR, is_current=True).order_by("slug")
         groups = model_choices(user)
         self.fields["backbone"].choices = [("", "(choose an endpoint and a model)")] + groups
+        if not any(value.endswith("/*") for _, options in groups for value, _ in options):
+            del self.fields["backbone_name"]  # no endpoint takes other model names
         self.fields["literature_model"].choices = [("", "(none)")] + model_choices(user, other=False)
         search = literature.DEFAULT_SEARCH_MODEL.partition(":")[2]
         default = next((v for _, opts in groups for v, _ in opts if v.endswith(f"/{search}")), "")

@@ -44,7 +44,10 @@ class LaunchForm(forms.Form):
         self.user = user
         self.fields["tasks"].queryset = launchable_tasks()
         self.fields["tasks"].label_from_instance = lambda task: f"{task.title} ({task.slug})"
-        self.fields["model"].choices = [("", "(choose an endpoint and a model)")] + model_choices(user)
+        choices = model_choices(user)
+        self.fields["model"].choices = [("", "(choose an endpoint and a model)")] + choices
+        if not any(value.endswith("/*") for _, options in choices for value, _ in options):
+            del self.fields["model_name"]  # no endpoint takes other model names
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

@@ -26,7 +26,7 @@ INITIAL_STEPS = 2000  # steps embedded in the page; the websocket sends the rest
 
 def _run_for(request: HttpRequest, code: UUID) -> Run:
     """The run, if this user may see it: 404 for unknown codes and for runs they may not see."""
-    run = Run.objects.select_related("task", "agent", "owner", "replay_of").filter(code=code).first()
+    run = Run.objects.select_related("task", "agent__endpoint", "owner", "replay_of").filter(code=code).first()
     if run is None or not can_view_run(request.user, run):
         raise Http404("no such run")
     return run

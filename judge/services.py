@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from benchmark.llm import ConfigurationError, LLMError, complete, parse_model
+from benchmark.llm.base import bare_model
 from benchmark.llm.endpoints import connection_for, endpoint_default
 from benchmark.models import Artifact, ModelEndpoint
 from judge.models import Judgment, Rubric
@@ -47,7 +48,7 @@ def _judges(judge_models: Sequence[JudgeSpec]) -> list[tuple[ModelEndpoint, str]
     for spec in judge_models:
         if isinstance(spec, tuple):
             endpoint, name = spec
-            judges.append((endpoint, f"{endpoint.provider}:{name.removeprefix(endpoint.provider + ':')}"))
+            judges.append((endpoint, f"{endpoint.provider}:{bare_model(name)}"))
             continue
         model = spec.strip()
         if not model:

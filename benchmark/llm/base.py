@@ -145,6 +145,12 @@ def parse_model(model: str) -> tuple[str, str]:
     return provider, name
 
 
+def bare_model(model: str) -> str:
+    """The model name an endpoint serves: 'anthropic:claude-x' -> 'claude-x'; 'llama3:8b' stays as it is."""
+    provider, sep, name = model.partition(":")
+    return name if sep and provider in PROVIDERS else model
+
+
 def text_block(text: str) -> dict[str, str]:
     return {"type": "text", "text": text}
 

@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 
 from benchmark.llm import providers
-from benchmark.llm.base import Completion, ConfigurationError, Endpoint, LLMError, Prices
+from benchmark.llm.base import Completion, ConfigurationError, Endpoint, LLMError, Prices, bare_model
 
 
 def complete(
@@ -35,7 +35,7 @@ def complete(
         raise ConfigurationError("a model call needs an endpoint (see benchmark.llm.endpoints)")
     if not messages:
         raise ConfigurationError("a model call needs at least one message")
-    name = model.removeprefix(f"{endpoint.provider}:")
+    name = bare_model(model)
     if not name:
         raise ConfigurationError("a model call needs a model name")
     common = dict(

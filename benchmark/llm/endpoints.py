@@ -21,7 +21,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 
 from benchmark.llm import netguard
-from benchmark.llm.base import ConfigurationError, Endpoint, Guard, Prices, Secret, parse_model
+from benchmark.llm.base import ConfigurationError, Endpoint, Guard, Prices, Secret, bare_model, parse_model
 from benchmark.models import EndpointPolicy, ModelEndpoint
 
 ENV_VAR_RE = re.compile(r"^[A-Z_][A-Z0-9_]{0,99}$")
@@ -232,7 +232,7 @@ def connection_for(*, endpoint: ModelEndpoint | None, model: str, user: Any = No
                 f"no model endpoint serves {model}: an admin registers one on the Model endpoints page"
             )
     else:
-        name = model.removeprefix(f"{endpoint.provider}:")
+        name = bare_model(model)
         if not endpoint.offers_model(name):
             offered = ", ".join(endpoint.model_names) or "nothing yet"
             raise ConfigurationError(f"the endpoint {endpoint.name!r} does not offer {name!r} (it offers {offered})")

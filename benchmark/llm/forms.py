@@ -104,6 +104,7 @@ class EndpointForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.fields["provider"].choices = ModelEndpoint.Provider.choices  # no empty choice: one is required
         self.fields["offers_text"].initial = offers_text(self.instance.offers or [])
         if self.instance.has_stored_key:
             self.fields["api_key"].help_text = "a key is stored; enter a new one to replace it, or leave empty"

@@ -56,23 +56,23 @@ def parse_networks(text: str | Iterable[str]) -> list[Network]:
     return networks
 
 
-def _embedded(ip: IPAddress) -> list[ipaddress.IPv4Address]:
-    """IPv4 addresses an IPv6 address carries (mapped, compatible, 6to4, Teredo, NAT64)."""
+def _candidates(ip: IPAddress) -> list[IPAddress]:
+    """The addresses to check for `ip`: the IPv4 address an IPv6 spelling stands for (IPv4-mapped,
+    IPv4-compatible, NAT64) instead of the spelling; for 6to4 and Teredo both the tunnel endpoint(s)
+    and the address itself."""
     if not isinstance(ip, ipaddress.IPv6Address):
-        return []
-    found = []
+        return [ip]
+    low32 = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
     if ip.ipv4_mapped is not None:
-        found.append(ip.ipv4_mapped)
+        return [ip.ipv4_mapped]
+    if any(ip in net for net in _NAT64) or (ip in _V4_COMPATIBLE and int(ip) > 1):
+        return [low32]
+    found: list[IPAddress] = []
     if ip.sixtofour is not None:
         found.append(ip.sixtofour)
     if ip.teredo is not None:
         found.extend(ip.teredo)
-    low32 = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    if ip in _V4_COMPATIBLE and int(ip) > 1:
-        found.append(low32)
-    if any(ip in net for net in _NAT64):
-        found.append(low32)
-    return found
+    return [*found, ip]
 
 
 def _category(ip: IPAddress) -> str | None:
@@ -101,7 +101,7 @@ def _category(ip: IPAddress) -> str | None:
 def address_problem(address: str, allowed: Sequence[Network] = ()) -> str | None:
     """None when `address` (an IP literal) may be reached; else the reason, e.g. 'a loopback address'."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])  # an IPv6 zone (fe80::1%eth0) names no new range
-    for candidate in [ip, *_embedded(ip)]:
+    for candidate in _candidates(ip):
         category = _category(candidate)
         if category is None:
             continue

@@ -52,6 +52,22 @@ def _form_class(endpoint: ModelEndpoint) -> type[EndpointForm]:
     return PersonalEndpointForm if endpoint.is_personal else EndpointForm
 
 
+SECTIONS = [
+    ("Where calls go", ["name", "provider", "base_url", "enabled"]),
+    ("Models", ["offers_text", "open_models"]),
+    ("Key", ["key_source", "key_env_var", "api_key"]),
+]
+
+
+def _form_page(request: HttpRequest, form: EndpointForm, endpoint: ModelEndpoint | None) -> HttpResponse:
+    sections = [
+        {"title": title, "fields": [form[name] for name in names if name in form.fields]} for title, names in SECTIONS
+    ]
+    status = 400 if request.method == "POST" else 200
+    context = {"form": form, "endpoint": endpoint, "sections": sections}
+    return render(request, "benchmark/endpoint_form.html", context, status=status)
+
+
 @require_GET
 @role_required(RESEARCHER, ADMIN)
 def endpoint_list(request: HttpRequest) -> HttpResponse:
@@ -88,8 +104,7 @@ def endpoint_new(request: HttpRequest) -> HttpResponse:
         endpoint = form.save()
         messages.success(request, f"Saved {endpoint.name}. Test it with one call below.")
         return redirect("benchmark:endpoint_detail", code=endpoint.code)
-    status = 400 if request.method == "POST" else 200
-    return render(request, "benchmark/endpoint_form.html", {"form": form, "endpoint": None}, status=status)
+    return _form_page(request, form, None)
 
 
 @require_GET
@@ -119,8 +134,7 @@ def endpoint_edit(request: HttpRequest, code: UUID) -> HttpResponse:
         form.save()
         messages.success(request, f"Saved {endpoint.name}.")
         return redirect("benchmark:endpoint_detail", code=endpoint.code)
-    status = 400 if request.method == "POST" else 200
-    return render(request, "benchmark/endpoint_form.html", {"form": form, "endpoint": endpoint}, status=status)
+    return _form_page(request, form, endpoint)
 
 
 @require_POST

@@ -3,7 +3,9 @@
 # - no base URL: the default endpoint of its provider (where `provider:model` went before);
 # - a base URL typed at launch: a personal endpoint of whoever launched it, with no key and behind
 #   the SSRF guard, exactly what such a URL gets from now on. (Before this migration such a URL
-#   received the server's OPENAI_API_KEY / ANTHROPIC_API_KEY; it never will again.)
+#   received the server's OPENAI_API_KEY / ANTHROPIC_API_KEY; it never will again.) An openai: or
+#   compat: model at a typed URL was an OpenAI-compatible server, so the endpoint is one (it needs
+#   no key); an anthropic: one stays Anthropic, and its owner adds their own key to use it.
 
 import os
 from urllib.parse import urlsplit
@@ -27,6 +29,8 @@ def _endpoint_for(ModelEndpoint, model, base_url, owner_id):
         return default
     if default is not None and _normal(default.base_url) == _normal(base_url):
         return default
+    if provider == "openai":
+        provider = "compat"
     existing = ModelEndpoint.objects.filter(
         scope="personal", owner_id=owner_id, provider=provider, base_url=base_url.strip()
     ).first()
