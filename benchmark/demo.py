@@ -90,7 +90,7 @@ def model_endpoints_seed(stdout: TextIO) -> None:
         stdout.write(f"  model endpoint {endpoint.name}: created from the environment")
     for endpoint in ModelEndpoint.objects.filter(scope=ModelEndpoint.Scope.SHARED, enabled=True).order_by("name"):
         ready, words = key_status(endpoint)
-        stdout.write(f"  {'' if ready else '! '}model endpoint {endpoint.name}: key {words}")
+        stdout.write(f"  {'' if ready else '! '}model endpoint {endpoint.name}: key {words}")  # never the key
 
 
 STEPS = [

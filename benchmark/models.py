@@ -81,8 +81,8 @@ class EndpointPolicy(models.Model):
 
     @classmethod
     def current(cls) -> EndpointPolicy:
-        policy, _ = cls.objects.get_or_create(pk=1)
-        return policy
+        """The policy row, or the default (researcher endpoints off) unsaved: reading writes nothing."""
+        return cls.objects.filter(pk=1).first() or cls(pk=1)
 
     def networks(self) -> list[str]:
         from benchmark.llm.netguard import parse_networks
@@ -198,6 +198,13 @@ class ModelEndpoint(models.Model):
             raise ValidationError(problems)
 
 
+def endpoint_field(*, related_name: str, help_text: str) -> models.ForeignKey:
+    """Where a row's model calls go. PROTECT: an endpoint that was used stays, for the record (disable it)."""
+    return models.ForeignKey(
+        ModelEndpoint, null=True, blank=True, on_delete=models.PROTECT, related_name=related_name, help_text=help_text
+    )
+
+
 class AgentConfig(models.Model):
     """A model with its settings. `model` reads `provider:model`, or `baseline` / `replay` for model-free agents."""
 
@@ -210,13 +217,8 @@ class AgentConfig(models.Model):
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.MODEL)
     model = models.CharField(max_length=200, blank=True, help_text="provider:model, e.g. anthropic:claude-sonnet-4-5")
-    endpoint = models.ForeignKey(
-        ModelEndpoint,
-        null=True,
-        blank=True,
-        on_delete=models.PROTECT,
-        related_name="agents",
-        help_text="where the model is called; empty for model-free and imported agents",
+    endpoint = endpoint_field(
+        related_name="agents", help_text="where the model is called; empty for model-free and imported agents"
     )
     temperature = models.FloatField(default=0.0)
     top_p = models.FloatField(default=0.95)
@@ -399,13 +401,8 @@ class ResearchRun(models.Model):
     )
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.REFEREE)
     backbone = models.CharField(max_length=200, help_text="provider:model, or the released backbone label")
-    endpoint = models.ForeignKey(
-        ModelEndpoint,
-        null=True,
-        blank=True,
-        on_delete=models.PROTECT,
-        related_name="research_runs",
-        help_text="where the backbone is called; empty for released runs",
+    endpoint = endpoint_field(
+        related_name="research_runs", help_text="where the backbone is called; empty for released runs"
     )
     mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.END_TO_END)
     stages = models.JSONField(default=list, blank=True, help_text="stages this run executes, in order")

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import models
 
 from benchmark.fields import OutputTextField
-from benchmark.models import Artifact, ModelEndpoint
+from benchmark.models import Artifact, endpoint_field
 
 
 class Rubric(models.Model):
@@ -70,13 +70,8 @@ class Judgment(models.Model):
     artifact = models.ForeignKey(Artifact, on_delete=models.CASCADE, related_name="judgments")
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="judgments")
     judge_model = models.CharField(max_length=200, help_text="provider:model")
-    endpoint = models.ForeignKey(
-        ModelEndpoint,
-        null=True,
-        blank=True,
-        on_delete=models.PROTECT,
-        related_name="judgments",
-        help_text="where the judge model is called; empty for imported judgments",
+    endpoint = endpoint_field(
+        related_name="judgments", help_text="where the judge model is called; empty for imported judgments"
     )
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.REFEREE)
     temperature = models.FloatField(default=0.0)

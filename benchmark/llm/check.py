@@ -55,9 +55,8 @@ def endpoint_check(endpoint: Endpoint, model: str, *, timeout: float = CHECK_TIM
             max_retries=0,
         )
     except LLMError as exc:
-        # An HTTP answer: its body is the provider's words. No answer: our message says why (refused, DNS, guard).
-        words = (exc.raw or str(exc)) if exc.status is not None else str(exc)
-        words = words.strip()
+        # An HTTP answer: its body is the provider's words. No answer: why not (refused, DNS, the guard, no key).
+        words = (exc.raw or str(exc)).strip()
         return CheckResult(
             ok=False,
             url=endpoint.url,

@@ -157,7 +157,7 @@ def key_status(endpoint: ModelEndpoint) -> tuple[bool, str]:
     """(ready, words) about the key, for the endpoint pages: never the key or any part of it."""
     source = endpoint.key_source
     if source == ModelEndpoint.KeySource.NONE:
-        return True, "no key is sent"
+        return True, "none (no key is sent)"
     if source == ModelEndpoint.KeySource.ENV:
         if os.environ.get(endpoint.key_env_var.strip()):
             return True, f"from the environment variable {endpoint.key_env_var} (set)"

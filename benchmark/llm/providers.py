@@ -199,7 +199,7 @@ def _error(endpoint: Endpoint, exc: Exception, *, overflow: bool = False) -> LLM
         cause = exc.__cause__ or exc.__context__
         reason = redact(str(cause)) if cause is not None and str(cause) else ""
         detail = f"{message} {reason}".strip() if reason and reason not in message else message
-        return ProviderError(f"{where}: could not connect: {detail}", raw=detail)
+        return ProviderError(f"{where}: could not connect: {detail}", raw=f"could not connect: {detail}")
     if overflow or (status in (400, 413) and _looks_like_overflow(message)):
         return ContextOverflowError(f"{where}: {message}", raw=body, status=status)
     if status in (401, 403):

@@ -284,3 +284,20 @@ def test_it_deletes_only_unused_endpoints(admin_user, client_for, shared):
     unused = ModelEndpoint.objects.create(name="spare", provider="openai", offers=[{"model": "gpt-4o"}])
     response = client.post(reverse("benchmark:endpoint_delete", args=[unused.code]))
     assert response.status_code == 302 and not ModelEndpoint.objects.filter(pk=unused.pk).exists()
+
+
+def test_it_keeps_the_key_write_only_in_the_django_admin(admin_user, client_for, caplog):
+    caplog.set_level(logging.DEBUG)
+    client = client_for(admin_user)
+    form = {
+        "name": "via admin", "provider": "anthropic", "base_url": "", "enabled": "on", "offers_text": "claude-x 1 2",
+        "key_source": "stored", "key_env_var": "", "api_key": KEY,
+    }  # fmt: skip
+    response = client.post(reverse("admin:benchmark_modelendpoint_add"), form)
+    endpoint = ModelEndpoint.objects.get(name="via admin")
+    assert response.status_code == 302 and endpoint.has_stored_key and endpoint.owner == admin_user
+    change = client.get(reverse("admin:benchmark_modelendpoint_change", args=[endpoint.pk])).content.decode()
+    assert "stored encrypted, saved" in change and KEY not in change and endpoint.key_ciphertext not in change
+    bad = client.post(reverse("admin:benchmark_modelendpoint_add"), {**form, "name": "other", "offers_text": "x y"})
+    assert bad.status_code == 200 and KEY not in bad.content.decode()
+    assert KEY not in caplog.text
