@@ -48,6 +48,15 @@ def _row(endpoint: ModelEndpoint, *, admin: bool) -> dict:
     }
 
 
+def _usage(endpoint: ModelEndpoint) -> int:
+    """Rows that call through `endpoint` (agent configs, research runs, and whatever higher layers add)."""
+    return sum(
+        getattr(endpoint, relation.get_accessor_name()).count()
+        for relation in endpoint._meta.related_objects
+        if relation.one_to_many
+    )
+
+
 def _form_class(endpoint: ModelEndpoint) -> type[EndpointForm]:
     return PersonalEndpointForm if endpoint.is_personal else EndpointForm
 
@@ -117,7 +126,7 @@ def endpoint_detail(request: HttpRequest, code: UUID) -> HttpResponse:
         "endpoint": endpoint,
         "admin": admin,
         "test_form": EndpointTestForm(endpoint=endpoint),
-        "usage": endpoint.agents.count() + endpoint.research_runs.count() + endpoint.judgments.count(),
+        "usage": _usage(endpoint),
     }
     return render(request, "benchmark/endpoint_detail.html", context)
 

@@ -1,7 +1,7 @@
 """In a real browser: an admin adds an endpoint, tests it with one call, and launches a run with it.
 
-Daphne serves the real ASGI app from a thread of the test process; the provider's replies are
-faked at the transport (the real SDK code runs), so the test needs no network.
+The live server runs in a thread of the test process, so the provider's replies are faked at the
+transport (the real SDK code runs) and the test needs no network.
 """
 
 from __future__ import annotations
@@ -12,14 +12,28 @@ from django.test import Client
 
 from benchmark.models import ModelEndpoint, Run
 from tests.benchmark.runs_support import builtin_task
-from tests.benchmark.test_run_browser import browser_page, live_url  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 KEY = "sk-lab-BROWSER-KEY-55aa77"
 
 
-def test_it_adds_tests_and_launches_with_an_endpoint(live_url, browser_page, admin_user, fake_llm, redis_client):  # noqa: F811
+@pytest.fixture
+def browser_page(monkeypatch):
+    from playwright.sync_api import sync_playwright
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API keeps a loop on this thread
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield browser
+        browser.close()
+
+
+def test_it_adds_tests_and_launches_with_an_endpoint(live_server, browser_page, admin_user, fake_llm, redis_client):
+    live_url = live_server.url
     builtin_task("prisoners_dilemma")
     client = Client()
     client.force_login(admin_user)
