@@ -42,6 +42,18 @@ def other_reviewer(db):
 
 
 @pytest.fixture
+def people(admin_user, researcher, other_researcher, reviewer):
+    """The permission checklist's personas by role: `owner` is the researcher who owns the object."""
+    return {
+        "admin": admin_user,
+        "owner": researcher,
+        "other": other_researcher,
+        "reviewer": reviewer,
+        "anonymous": None,
+    }
+
+
+@pytest.fixture
 def client_for(db):
     """client_for(user) -> a Client logged in as user; client_for(None) -> anonymous."""
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import anthropic
 import openai
+from django.views.decorators.debug import sensitive_variables
 
 from benchmark.llm.base import (
     Completion,
@@ -71,6 +72,7 @@ def _openai_content(content: Any) -> Any:
     return parts
 
 
+@sensitive_variables("key")  # an error report with local variables (DEBUG, mail_admins) shows no key
 def anthropic_complete(
     *,
     endpoint: Endpoint,
@@ -122,6 +124,7 @@ def anthropic_complete(
     )
 
 
+@sensitive_variables("key")
 def openai_complete(
     *,
     endpoint: Endpoint,

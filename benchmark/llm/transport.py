@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import httpx2
+from django.views.decorators.debug import sensitive_variables
 
 from benchmark.llm import netguard
 from benchmark.llm.base import Endpoint
@@ -49,10 +50,12 @@ _SAFE_HEADERS = frozenset(
 _CREDENTIAL_HEADERS = frozenset({"authorization", "x-api-key", "api-key"})
 
 
+@sensitive_variables("key", "own")
 def _strip_foreign_headers(endpoint: Endpoint) -> Callable[[httpx2.Request], None]:
     key = endpoint.api_key.reveal()
     own = {key, f"Bearer {key}"} if key else set()
 
+    @sensitive_variables("own")
     def hook(request: httpx2.Request) -> None:
         for name in list(request.headers.keys()):
             lowered = name.lower()

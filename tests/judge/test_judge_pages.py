@@ -32,17 +32,6 @@ def judged(researcher):
     return paper, first, failed
 
 
-@pytest.fixture
-def people(admin_user, researcher, other_researcher, reviewer):
-    return {
-        "admin": admin_user,
-        "owner": researcher,
-        "other": other_researcher,
-        "reviewer": reviewer,
-        "anonymous": None,
-    }
-
-
 # who -> expected status for the pages about one researcher's artifact
 ARTIFACT_PAGES = {"admin": 200, "owner": 200, "other": 403, "reviewer": 403, "anonymous": 302}
 

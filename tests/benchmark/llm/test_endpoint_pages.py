@@ -36,17 +36,6 @@ def personal(researcher):
     )  # fmt: skip
 
 
-@pytest.fixture
-def people(admin_user, researcher, other_researcher, reviewer):
-    return {
-        "admin": admin_user,
-        "owner": researcher,
-        "other": other_researcher,
-        "reviewer": reviewer,
-        "anonymous": None,
-    }
-
-
 def allow(networks: str = "") -> None:
     policy = EndpointPolicy.current()
     policy.researcher_endpoints, policy.allowed_networks = True, networks

@@ -264,5 +264,8 @@ def test_it_redacts_a_key_that_a_provider_echoes_back(world, admin_user, client_
     run.refresh_from_db()
     assert run.status == Run.Status.FAILED and "[redacted key]" in run.error
     assert SERVER_SECRETS["OPENAI_API_KEY"] in world.provider.seen()  # it was sent, and echoed
-    for text in (page, run.error, str(run.params), client.get(f"/runs/{run.code}/").content.decode()):
+    exports = [client.get(f"/runs/{run.code}/{name}") for name in ("", "log.txt", "export.traj")]
+    assert [e.status_code for e in exports] == [200, 200, 200]
+    texts = [b"".join(e.streaming_content if e.streaming else [e.content]).decode() for e in exports]
+    for text in (page, run.error, str(run.params), *texts):
         assert_no_server_secret(text)
