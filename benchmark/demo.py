@@ -80,7 +80,21 @@ def mlgym_trajectories_import(stdout: TextIO) -> None:
     traj_import_paths(paths=[str(root)], stdout=stdout)
 
 
+def model_endpoints_seed(stdout: TextIO) -> None:
+    """The default endpoints from ANTHROPIC_API_KEY / OPENAI_API_KEY / OPENAI_BASE_URL (benchmark.llm.seed)."""
+    from benchmark.llm.endpoints import key_status
+    from benchmark.llm.seed import endpoints_seed_from_settings
+    from benchmark.models import ModelEndpoint
+
+    for endpoint in endpoints_seed_from_settings():
+        stdout.write(f"  model endpoint {endpoint.name}: created from the environment")
+    for endpoint in ModelEndpoint.objects.filter(scope=ModelEndpoint.Scope.SHARED, enabled=True).order_by("name"):
+        ready, words = key_status(endpoint)
+        stdout.write(f"  {'' if ready else '! '}model endpoint {endpoint.name}: key {words}")  # never the key
+
+
 STEPS = [
+    model_endpoints_seed,
     builtin_tasks_sync,
     builtin_baselines_compute,
     mlgym_tasks_sync,

@@ -21,7 +21,7 @@ from typing import Any
 import httpx2
 from django.conf import settings
 
-from benchmark.llm import complete
+from benchmark.llm import Endpoint, complete
 from benchmark.llm.transport import http_client
 
 PROVIDERS = ("openai_search", "semantic_scholar", "corpus")
@@ -80,9 +80,8 @@ def _reference(row: dict[str, Any]) -> Reference | None:
 def search_semantic_scholar(query: str, *, limit: int = 10, api_key: str = "") -> SearchResult:
     params = {"query": query[:300], "limit": str(limit), "fields": "title,abstract,url,year,authors"}
     headers = {"x-api-key": api_key} if api_key else {}
-    client = http_client(30.0) or httpx2.Client(timeout=30.0)
     try:
-        with client:
+        with http_client(30.0) as client:
             response = client.get(S2_URL, params=params, headers=headers)
     except httpx2.HTTPError as exc:
         raise LiteratureError(f"Semantic Scholar unreachable: {exc}") from exc
@@ -163,9 +162,17 @@ def _json_array(text: str) -> list[Any]:
     return value
 
 
-def search_openai(query: str, *, model: str = DEFAULT_SEARCH_MODEL, limit: int = 10) -> SearchResult:
+def search_openai(
+    query: str, *, model: str = DEFAULT_SEARCH_MODEL, limit: int = 10, endpoint: Endpoint | None = None
+) -> SearchResult:
+    """`model` at `endpoint`; with no endpoint, `model` reads provider:model and goes to the admin's default."""
+    if endpoint is None:
+        from benchmark.llm.endpoints import connection_for
+
+        endpoint, model = connection_for(endpoint=None, model=model)
     # Search models take no temperature; the reply's own citations are what we keep.
     completion = complete(
+        endpoint=endpoint,
         model=model,
         messages=[{"role": "user", "content": SEARCH_PROMPT.format(limit=limit, query=query)}],
         temperature=None,
@@ -183,7 +190,15 @@ def search_openai(query: str, *, model: str = DEFAULT_SEARCH_MODEL, limit: int =
     )
 
 
-def search(query: str, *, provider: str, limit: int = 10, corpus: str = "", model: str = "") -> SearchResult:
+def search(
+    query: str,
+    *,
+    provider: str,
+    limit: int = 10,
+    corpus: str = "",
+    model: str = "",
+    endpoint: Endpoint | None = None,
+) -> SearchResult:
     if provider == "semantic_scholar":
         return search_semantic_scholar(query, limit=limit, api_key=getattr(settings, "SEMANTIC_SCHOLAR_API_KEY", ""))
     if provider == "corpus":
@@ -191,7 +206,7 @@ def search(query: str, *, provider: str, limit: int = 10, corpus: str = "", mode
             raise LiteratureError("the corpus provider needs a corpus file (JSONL of title, abstract, url, year)")
         return search_corpus(query, path=corpus, limit=limit)
     if provider == "openai_search":
-        return search_openai(query, model=model or DEFAULT_SEARCH_MODEL, limit=limit)
+        return search_openai(query, model=model or DEFAULT_SEARCH_MODEL, limit=limit, endpoint=endpoint)
     raise LiteratureError(f"unknown literature provider {provider!r}; choose one of {', '.join(PROVIDERS)}")
 
 

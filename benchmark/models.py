@@ -61,6 +61,150 @@ class Task(models.Model):
         return f"{self.slug}@{self.version_hash[:8]}"
 
 
+class EndpointPolicy(models.Model):
+    """The admin's switches for model endpoints that researchers supply (one row, pk=1)."""
+
+    researcher_endpoints = models.BooleanField(
+        default=False, help_text="researchers may add their own endpoints (never given a server key)"
+    )
+    allowed_networks = models.TextField(
+        blank=True,
+        help_text="private IP ranges those endpoints may reach anyway (CIDR, one per line), e.g. 10.20.0.0/16",
+    )
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return "endpoint policy"
+
+    @classmethod
+    def current(cls) -> EndpointPolicy:
+        """The policy row, or the default (researcher endpoints off) unsaved: reading writes nothing."""
+        return cls.objects.filter(pk=1).first() or cls(pk=1)
+
+    def networks(self) -> list[str]:
+        from benchmark.llm.netguard import parse_networks
+
+        return [str(net) for net in parse_networks(self.allowed_networks)]
+
+
+class ModelEndpoint(models.Model):
+    """Where model calls go: provider, base URL, the models offered with their prices, and the key.
+
+    Shared endpoints are registered by admins for everyone. Personal ones are supplied by a
+    researcher for their own runs, only while the admin allows it: they never use a server key
+    (no environment source), and every connection they make passes the SSRF guard. A stored key is
+    encrypted (benchmark.llm.keys) and never shown again; pages say only whether one is set.
+    """
+
+    class Scope(models.TextChoices):
+        SHARED = "shared", "shared (registered by an admin)"
+        PERSONAL = "personal", "personal (supplied by a researcher)"
+
+    class Provider(models.TextChoices):
+        ANTHROPIC = "anthropic", "Anthropic"
+        OPENAI = "openai", "OpenAI"
+        COMPAT = "compat", "OpenAI-compatible (vLLM, Ollama, llama.cpp, ...)"
+
+    class KeySource(models.TextChoices):
+        NONE = "none", "no key"
+        ENV = "env", "an environment variable of the server"
+        STORED = "stored", "stored encrypted in the database"
+
+    code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    name = models.CharField(max_length=100)
+    scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.SHARED)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="model_endpoints",
+        help_text="personal endpoints: the researcher who may use it; shared: who added it",
+    )
+    provider = models.CharField(max_length=10, choices=Provider.choices)
+    # Not a URLField: Django's validator refuses hosts without a dot (http://gpu-box:8000/v1), which
+    # are what local inference servers use; benchmark.llm.endpoints validates it instead.
+    base_url = models.CharField(max_length=500, blank=True, help_text="empty: the provider's public API")
+    offers = models.JSONField(
+        default=list, blank=True, help_text='[{"model": ..., "input_per_mtok": 3.0, "output_per_mtok": 15.0}, ...]'
+    )
+    open_models = models.BooleanField(default=False, help_text="any model name may be asked for, not only the listed")
+    key_source = models.CharField(max_length=10, choices=KeySource.choices, default=KeySource.NONE)
+    key_env_var = models.CharField(max_length=100, blank=True, help_text="name of the variable holding the key")
+    key_ciphertext = models.TextField(blank=True, editable=False)
+    key_saved_at = models.DateTimeField(null=True, blank=True, editable=False)
+    enabled = models.BooleanField(default=True)
+    seed = models.CharField(
+        max_length=20, blank=True, editable=False, help_text="which default (seeded from the environment) this is"
+    )
+    last_check = models.JSONField(default=dict, blank=True, editable=False, help_text="the last test call's result")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["name"], condition=models.Q(scope="shared"), name="endpoint_shared_unique_name"
+            ),
+            models.UniqueConstraint(
+                fields=["owner", "name"], condition=models.Q(scope="personal"), name="endpoint_personal_unique_name"
+            ),
+            models.UniqueConstraint(fields=["seed"], condition=~models.Q(seed=""), name="endpoint_one_per_seed"),
+        ]
+        indexes = [models.Index(fields=["scope", "enabled", "name"], name="endpoint_choices")]  # launch forms
+        ordering = ["scope", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_personal(self) -> bool:
+        return self.scope == self.Scope.PERSONAL
+
+    @property
+    def model_names(self) -> list[str]:
+        return [str(o.get("model")) for o in self.offers if o.get("model")]
+
+    def offers_model(self, name: str) -> bool:
+        return bool(name) and (self.open_models or name in self.model_names)
+
+    @property
+    def has_stored_key(self) -> bool:
+        return bool(self.key_ciphertext)
+
+    def set_key(self, plaintext: str) -> None:
+        """Encrypt and keep `plaintext` (save() the row afterwards); the plaintext is not kept anywhere."""
+        from django.utils import timezone
+
+        from benchmark.llm.keys import encrypt
+
+        self.key_ciphertext = encrypt(plaintext, context=str(self.code))
+        self.key_saved_at = timezone.now()
+
+    def clear_key(self) -> None:
+        self.key_ciphertext = ""
+        self.key_saved_at = None
+
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        from benchmark.llm.endpoints import endpoint_problems
+
+        problems = endpoint_problems(self)
+        if problems:
+            raise ValidationError(problems)
+
+
+def endpoint_field(*, related_name: str, help_text: str) -> models.ForeignKey:
+    """Where a row's model calls go. PROTECT: an endpoint that was used stays, for the record (disable it)."""
+    return models.ForeignKey(
+        ModelEndpoint, null=True, blank=True, on_delete=models.PROTECT, related_name=related_name, help_text=help_text
+    )
+
+
 class AgentConfig(models.Model):
     """A model with its settings. `model` reads `provider:model`, or `baseline` / `replay` for model-free agents."""
 
@@ -73,7 +217,9 @@ class AgentConfig(models.Model):
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.MODEL)
     model = models.CharField(max_length=200, blank=True, help_text="provider:model, e.g. anthropic:claude-sonnet-4-5")
-    base_url = models.URLField(blank=True, help_text="OpenAI-compatible server (vLLM, Ollama, llama.cpp)")
+    endpoint = endpoint_field(
+        related_name="agents", help_text="where the model is called; empty for model-free and imported agents"
+    )
     temperature = models.FloatField(default=0.0)
     top_p = models.FloatField(default=0.95)
     max_steps = models.PositiveIntegerField(default=50)
@@ -255,6 +401,9 @@ class ResearchRun(models.Model):
     )
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.REFEREE)
     backbone = models.CharField(max_length=200, help_text="provider:model, or the released backbone label")
+    endpoint = endpoint_field(
+        related_name="research_runs", help_text="where the backbone is called; empty for released runs"
+    )
     mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.END_TO_END)
     stages = models.JSONField(default=list, blank=True, help_text="stages this run executes, in order")
     settings = models.JSONField(default=dict, blank=True, help_text="literature provider, experiment agent limits, ...")

@@ -22,8 +22,9 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from benchmark import literature
-from benchmark.llm import LLMError, complete, image_block, text_block
-from benchmark.models import Artifact, ResearchRun, Task
+from benchmark.llm import ConfigurationError, Endpoint, LLMError, complete, image_block, text_block
+from benchmark.llm.endpoints import connection_for
+from benchmark.models import Artifact, ModelEndpoint, ResearchRun, Task
 from benchmark.research_experiment import ExperimentRequest, ExperimentUnavailable, experiment_agent
 from benchmark.research_files import IMAGE_SUFFIXES, artifact_dir, clean_relative, file_store, is_image
 from benchmark.research_progress import research_send
@@ -55,6 +56,7 @@ class StageResult:
 class Context:
     run: ResearchRun
     artifacts: dict[str, Artifact]
+    _connection: tuple[Endpoint, str] | None = None
 
     @property
     def task(self) -> Task:
@@ -70,16 +72,39 @@ class Context:
     def model(self) -> str:
         return self.run.backbone
 
+    def connection(self) -> tuple[Endpoint, str]:
+        """The backbone's endpoint as the run's owner may call it (checked again on every resume)."""
+        if self._connection is None:
+            try:
+                self._connection = connection_for(endpoint=self.run.endpoint, model=self.model, user=self.run.owner)
+            except ConfigurationError as exc:
+                raise StageError(f"the backbone's endpoint cannot be used: {exc}") from None
+        return self._connection
+
+    def literature_connection(self) -> tuple[Endpoint, str]:
+        """The search model's endpoint (stored as its code at launch); legacy runs name provider:model."""
+        settings = self.run.settings
+        code = settings.get("literature_endpoint") or ""
+        endpoint = ModelEndpoint.objects.filter(code=code).first() if code else None
+        if code and endpoint is None:
+            raise StageError("the search model's endpoint no longer exists; launch the stage again with another")
+        model = settings.get("literature_model") or literature.DEFAULT_SEARCH_MODEL
+        try:
+            return connection_for(endpoint=endpoint, model=model, user=self.run.owner)
+        except ConfigurationError as exc:
+            raise StageError(f"the search model's endpoint cannot be used: {exc}") from None
+
     def llm(self, *, system: str, content: Any, max_tokens: int = 8192) -> tuple[str, StageResult]:
         """One model call at the run's temperature; its usage is returned as an empty StageResult to fill."""
+        endpoint, name = self.connection()
         try:
             completion = complete(
-                model=self.model,
+                endpoint=endpoint,
+                model=name,
                 system=system,
                 messages=[{"role": "user", "content": content}],
                 temperature=float(self.run.settings.get("temperature", 0.0)),
                 max_tokens=max_tokens,
-                base_url=self.run.settings.get("base_url") or None,
             )
         except LLMError as exc:
             raise StageError(f"the model call failed: {type(exc).__name__}: {exc}") from exc
@@ -159,12 +184,14 @@ def stage_literature(ctx: Context) -> StageResult:
     idea = ctx.text(Artifact.Stage.IDEA)
     settings = ctx.run.settings
     provider = settings.get("literature_provider", "semantic_scholar")
+    endpoint, model = ctx.literature_connection() if provider == "openai_search" else (None, "")
     try:
         found = literature.search(
             _idea_query(idea),
             provider=provider,
             corpus=settings.get("literature_corpus", ""),
-            model=settings.get("literature_model", ""),
+            model=model,
+            endpoint=endpoint,
             limit=int(settings.get("literature_limit", 10)),
         )
     except literature.LiteratureError as exc:
@@ -354,11 +381,21 @@ def research_enqueue(run: ResearchRun) -> None:
     transaction.on_commit(lambda: django_rq.get_queue("runs").enqueue(execute_research, run_id, job_timeout=12 * 3600))
 
 
+def research_inputs_problem(stages: list[str], given: dict[str, str]) -> str | None:
+    """What a run of `stages` (in pipeline order) lacks among the earlier stages' outputs, or None."""
+    first = STAGES.index(stages[0])
+    needed = [s for s in STAGES[:first] if not (given.get(s) or "").strip()]
+    if needed:
+        return f"running from the {stages[0]} stage needs the output of: {', '.join(needed)}"
+    return None
+
+
 def research_launch(
     *,
     owner: AbstractBaseUser,
     task: Task,
     backbone: str,
+    endpoint: ModelEndpoint | None = None,
     stages: list[str] | None = None,
     settings: dict[str, Any] | None = None,
     given: dict[str, str] | None = None,
@@ -371,14 +408,19 @@ def research_launch(
         raise ValueError(f"unknown stages: {unknown}" if unknown else "choose at least one stage")
     stages = [s for s in STAGES if s in stages]  # pipeline order
     given = {k: v for k, v in (given or {}).items() if v and v.strip()}
-    first = STAGES.index(stages[0])
-    needed = [s for s in STAGES[:first] if s not in given]
-    if needed:
-        raise ValueError(f"running from the {stages[0]} stage needs the output of: {', '.join(needed)}")
+    problem = research_inputs_problem(stages, given)
+    if problem:
+        raise ValueError(problem)
     mode = ResearchRun.Mode.END_TO_END if stages == STAGES else ResearchRun.Mode.STEPWISE
     with transaction.atomic():
         run = ResearchRun.objects.create(
-            task=task, owner=owner, backbone=backbone, mode=mode, stages=stages, settings=settings or {}
+            task=task,
+            owner=owner,
+            backbone=backbone,
+            endpoint=endpoint,
+            mode=mode,
+            stages=stages,
+            settings=settings or {},
         )
         for stage, text in given.items():
             if stage in stages:

@@ -83,6 +83,7 @@ def _modules() -> dict[str, Any]:
         from benchmark.agent.loop import run_loop
         from benchmark.agent.policies import LLMPolicy, ModelSettings
         from benchmark.agent.prompt import system_message
+        from benchmark.services import run_preflight
         from sandbox import SandboxSpec, open_session
     except ImportError as exc:
         raise ExperimentUnavailable(
@@ -98,6 +99,7 @@ def _modules() -> dict[str, Any]:
         "system_message": system_message,
         "SandboxSpec": SandboxSpec,
         "open_session": open_session,
+        "run_preflight": run_preflight,
     }
 
 
@@ -106,7 +108,7 @@ def _agent_config(request: ExperimentRequest) -> AgentConfig:
     config, _ = AgentConfig.objects.get_or_create(
         name=f"MLR-Agent experiment ({request.research_run.backbone})",
         model=request.research_run.backbone,
-        base_url=settings.get("base_url") or "",
+        endpoint=request.research_run.endpoint,
         kind=AgentConfig.Kind.MODEL,
         defaults={"temperature": float(settings.get("temperature", 0.0)), "created_by": request.research_run.owner},
     )
@@ -166,6 +168,7 @@ def research_experiment_run(request: ExperimentRequest) -> ExperimentOutcome:
     exit_status = "exit_error"
     results, files, problems = "", {}, []
     try:
+        connection, _ = parts["run_preflight"](run=run)  # fail fast, with the provider's words, before the sandbox
         session = parts["open_session"](spec)
         for name, text in request.inputs.items():
             session.put_file(f"{WORKDIR}/{name}", text.encode("utf-8"))
@@ -186,7 +189,7 @@ def research_experiment_run(request: ExperimentRequest) -> ExperimentOutcome:
                 max_tokens=4096,
                 cost_limit=float(limits.get("cost_limit", agent.cost_limit)),
                 history_window=agent.history_window,
-                base_url=agent.base_url or None,
+                endpoint=connection,
             ),
             system=system,
             task_message=task_message,

@@ -8,12 +8,13 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.core.exceptions import ValidationError
 
 from benchmark import literature
-from benchmark.llm import ConfigurationError, parse_model
+from benchmark.llm.forms import model_choices, model_pick
 from benchmark.mlr_tasks import CATEGORIES
 from benchmark.models import Artifact, Task
-from benchmark.research import STAGES
+from benchmark.research import STAGES, research_inputs_problem
 from benchmark.research_files import IMAGE_SUFFIXES, clean_relative
 
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
@@ -43,11 +44,11 @@ class LaunchForm(forms.Form):
     MODE_CHOICES = [("end2end", "End to end (all five stages)"), ("stepwise", "One stage from given inputs")]
 
     task = forms.ModelChoiceField(queryset=Task.objects.none(), help_text="an MLR-Bench research task")
-    backbone = forms.CharField(
-        max_length=200, help_text="provider:model, e.g. anthropic:claude-sonnet-4-5, openai:gpt-4.1, compat:llama3"
+    backbone = forms.ChoiceField(
+        choices=[], label="Backbone", help_text="an endpoint and model you may use (USD per million tokens in / out)"
     )
-    base_url = forms.URLField(
-        required=False, assume_scheme="https", help_text="for compat: an OpenAI-compatible server"
+    backbone_name = forms.CharField(
+        required=False, max_length=200, label="Backbone model name", help_text="for 'another model on ...' only"
     )
     temperature = forms.FloatField(initial=0.0, min_value=0.0, max_value=2.0)
     mode = forms.ChoiceField(choices=MODE_CHOICES, initial="end2end", widget=forms.RadioSelect)
@@ -59,7 +60,9 @@ class LaunchForm(forms.Form):
             ("corpus", "Offline corpus file (JSONL)"),
         ]
     )
-    literature_model = forms.CharField(required=False, max_length=200, initial=literature.DEFAULT_SEARCH_MODEL)
+    literature_model = forms.ChoiceField(
+        choices=[], required=False, label="Search model", help_text="for the OpenAI search provider"
+    )
     corpus = forms.FileField(required=False, help_text="JSONL: one {title, abstract, url, year} per line")
     given_idea = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 5}))
     given_literature = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 5}))
@@ -69,17 +72,33 @@ class LaunchForm(forms.Form):
     )
     given_figures = MultipleFileField(required=False, help_text="figures cited by the given results (PNG/JPEG)")
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.user = user
         self.fields["task"].queryset = Task.objects.filter(kind=Task.Kind.MLR, is_current=True).order_by("slug")
+        groups = model_choices(user)
+        self.fields["backbone"].choices = [("", "(choose an endpoint and a model)")] + groups
+        if not any(value.endswith("/*") for _, options in groups for value, _ in options):
+            del self.fields["backbone_name"]  # no endpoint takes other model names
+        self.fields["literature_model"].choices = [("", "(none)")] + model_choices(user, other=False)
+        search = literature.DEFAULT_SEARCH_MODEL.partition(":")[2]
+        default = next((v for _, opts in groups for v, _ in opts if v.endswith(f"/{search}")), "")
+        self.fields["literature_model"].initial = default
 
-    def clean_backbone(self) -> str:
-        value = self.cleaned_data["backbone"].strip()
+    def clean_backbone(self) -> tuple[Any, str]:
         try:
-            parse_model(value)
-        except ConfigurationError as exc:
-            raise forms.ValidationError(str(exc)) from exc
-        return value
+            return model_pick(self.user, self.cleaned_data["backbone"], self.data.get("backbone_name", ""))
+        except ValidationError as exc:
+            raise ValidationError(exc.messages) from None
+
+    def clean_literature_model(self) -> tuple[Any, str] | None:
+        value = self.cleaned_data.get("literature_model") or ""
+        if not value:
+            return None
+        try:
+            return model_pick(self.user, value)
+        except ValidationError as exc:
+            raise ValidationError(exc.messages) from None
 
     def clean_given_figures(self) -> list[Any]:
         files = self.cleaned_data.get("given_figures") or []
@@ -98,6 +117,13 @@ class LaunchForm(forms.Form):
             stages = self._stages(data)
             if Artifact.Stage.LITERATURE in stages:
                 self.add_error("corpus", "the offline corpus provider needs a corpus file")
+        if (
+            data.get("literature_provider") == "openai_search"
+            and not data.get("literature_model")
+            and "literature_model" not in self.errors
+            and Artifact.Stage.LITERATURE in self._stages(data)
+        ):
+            self.add_error("literature_model", "the OpenAI search provider needs a search model")
         corpus = data.get("corpus")
         if corpus is not None and corpus.size > MAX_UPLOAD_BYTES:
             self.add_error("corpus", "the corpus file is larger than 10 MB")
@@ -119,23 +145,34 @@ class LaunchForm(forms.Form):
                 handle.write(chunk)
         return str(target)
 
+    def _given(self) -> dict[str, str]:
+        data = self.cleaned_data
+        return {stage: data.get(f"given_{stage}", "") for stage in STAGES if stage != Artifact.Stage.PAPER}
+
+    def inputs_problem(self) -> str | None:
+        """What the chosen stages lack among the given inputs (checked before the endpoint is called)."""
+        return research_inputs_problem(self._stages(self.cleaned_data), self._given())
+
     def launch_kwargs(self) -> dict[str, Any]:
         data = self.cleaned_data
-        given = {stage: data.get(f"given_{stage}", "") for stage in STAGES if stage != Artifact.Stage.PAPER}
+        given = self._given()
         figures: dict[str, bytes] = {}
         for upload in data.get("given_figures") or []:
             name = clean_relative(f"figures/{Path(upload.name).name}")
             if name:
                 figures[name] = upload.read()
+        endpoint, name = data["backbone"]
+        search = data.get("literature_model")
         return {
             "task": data["task"],
-            "backbone": data["backbone"],
+            "backbone": f"{endpoint.provider}:{name}",
+            "endpoint": endpoint,
             "stages": self._stages(data),
             "settings": {
                 "temperature": data["temperature"],
-                "base_url": data.get("base_url") or "",
                 "literature_provider": data["literature_provider"],
-                "literature_model": data.get("literature_model") or "",
+                "literature_endpoint": str(search[0].code) if search else "",
+                "literature_model": f"{search[0].provider}:{search[1]}" if search else "",
                 "literature_corpus": self._store_corpus(),
             },
             "given": given,

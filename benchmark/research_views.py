@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.roles import ADMIN, RESEARCHER, is_admin, role_required
+from benchmark.llm.check import launch_problem
 from benchmark.markdown import markdown_html
 from benchmark.mlr_import import ATTRIBUTION as RUN_ATTRIBUTION
 from benchmark.mlr_tasks import ATTRIBUTION as TASK_ATTRIBUTION
@@ -129,14 +130,22 @@ def research_new(request: HttpRequest) -> HttpResponse:
         task = _mlr_tasks().filter(code=task_code).first() if _is_uuid(task_code) else None
         if task is not None:
             initial["task"] = task.pk
-    form = LaunchForm(request.POST or None, request.FILES or None, initial=initial)
+    form = LaunchForm(request.POST or None, request.FILES or None, initial=initial, user=request.user)
     if request.method == "POST" and form.is_valid():
-        try:
-            run = research_launch(owner=request.user, **form.launch_kwargs())
-        except ValueError as exc:
-            form.add_error(None, str(exc))
+        endpoint, name = form.cleaned_data["backbone"]
+        problem = form.inputs_problem()
+        if problem:
+            form.add_error(None, problem)
+        elif check := launch_problem(endpoint=endpoint, model=name, user=request.user):
+            # Nothing launched: the endpoint's answer is shown where the backbone was chosen.
+            form.add_error("backbone", f"The endpoint failed its check, so nothing was launched: {check}")
         else:
-            return redirect("benchmark:research_run", code=run.code)
+            try:
+                run = research_launch(owner=request.user, **form.launch_kwargs())
+            except ValueError as exc:
+                form.add_error(None, str(exc))
+            else:
+                return redirect("benchmark:research_run", code=run.code)
     return render(request, "benchmark/research_new.html", {"form": form})
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django import forms
+from django.core.exceptions import ValidationError
 
+from benchmark.llm.forms import model_choices, model_pick
 from benchmark.models import AgentConfig, Task
-
-MODEL_RE = re.compile(r"^(anthropic|openai|compat):[\w.\-/:@]+$")
 
 
 def launchable_tasks() -> Any:
@@ -23,35 +22,40 @@ class LaunchForm(forms.Form):
         choices=[(AgentConfig.Kind.BASELINE, "baseline (no model)"), (AgentConfig.Kind.MODEL, "LLM agent")],
         initial=AgentConfig.Kind.BASELINE,
     )
-    model = forms.CharField(
-        required=False, help_text="anthropic:<model>, openai:<model> or compat:<model> (OpenAI-compatible server)"
+    model = forms.ChoiceField(
+        required=False,
+        choices=[],
+        label="Endpoint and model",
+        help_text="the model endpoints you may use, with their prices (USD per million tokens in / out)",
     )
-    base_url = forms.URLField(
-        required=False, assume_scheme="https", help_text="for an OpenAI-compatible server (vLLM, Ollama, llama.cpp)"
+    model_name = forms.CharField(
+        required=False, max_length=200, label="Model name", help_text="for 'another model on ...' only"
     )
     temperature = forms.FloatField(min_value=0, max_value=2, initial=0.0)
     top_p = forms.FloatField(min_value=0, max_value=1, initial=0.95)
-    price_input_per_mtok = forms.FloatField(min_value=0, initial=0.0, label="USD per million input tokens")
-    price_output_per_mtok = forms.FloatField(min_value=0, initial=0.0, label="USD per million output tokens")
     history_window = forms.IntegerField(min_value=1, max_value=100, initial=5, label="observations kept in full")
     n_runs = forms.IntegerField(min_value=1, max_value=20, initial=1, label="runs per task")
     max_steps = forms.IntegerField(min_value=1, max_value=1000, initial=50)
     cost_limit = forms.FloatField(min_value=0, max_value=1000, initial=4.0, label="cost limit (USD per run)")
     command_timeout = forms.IntegerField(min_value=5, max_value=6 * 3600, initial=1800, label="command timeout (s)")
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.user = user
         self.fields["tasks"].queryset = launchable_tasks()
         self.fields["tasks"].label_from_instance = lambda task: f"{task.title} ({task.slug})"
+        choices = model_choices(user)
+        self.fields["model"].choices = [("", "(choose an endpoint and a model)")] + choices
+        if not any(value.endswith("/*") for _, options in choices for value, _ in options):
+            del self.fields["model_name"]  # no endpoint takes other model names
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         if data.get("agent_kind") == AgentConfig.Kind.MODEL:
-            model = (data.get("model") or "").strip()
-            if not MODEL_RE.match(model):
-                self.add_error("model", "write provider:model, e.g. anthropic:claude-sonnet-4-5 or openai:gpt-4o")
-            elif model.startswith("compat:") and not data.get("base_url"):
-                self.add_error("base_url", "an OpenAI-compatible model needs the server's base URL")
+            try:
+                data["endpoint"], data["model_name"] = model_pick(self.user, data.get("model"), data.get("model_name"))
+            except ValidationError as exc:
+                self.add_error("model", exc)
         return data
 
     def agent_config(self, *, user: Any) -> AgentConfig:
@@ -60,18 +64,19 @@ class LaunchForm(forms.Form):
             return AgentConfig.objects.create(
                 name="baseline", kind=AgentConfig.Kind.BASELINE, max_steps=data["max_steps"], created_by=user
             )
+        endpoint = data["endpoint"]
+        model = f"{endpoint.provider}:{data['model_name']}"
+        # Prices are the endpoint's (an admin's), read at call time; a launch cannot set its own.
         return AgentConfig.objects.create(
-            name=data["model"],
+            name=model,
             kind=AgentConfig.Kind.MODEL,
-            model=data["model"],
-            base_url=data.get("base_url") or "",
+            model=model,
+            endpoint=endpoint,
             temperature=data["temperature"],
             top_p=data["top_p"],
             max_steps=data["max_steps"],
             cost_limit=data["cost_limit"],
             history_window=data["history_window"],
-            price_input_per_mtok=data["price_input_per_mtok"],
-            price_output_per_mtok=data["price_output_per_mtok"],
             created_by=user,
         )
 

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.roles import ADMIN, RESEARCHER, is_researcher, role_required
 from benchmark import progress, services
+from benchmark.llm.check import launch_problem
 from benchmark.models import AgentConfig, Run
 from benchmark.permissions import can_manage_run, can_view_run, visible_runs
 from benchmark.run_forms import LaunchForm, ShareForm
@@ -25,7 +26,7 @@ INITIAL_STEPS = 2000  # steps embedded in the page; the websocket sends the rest
 
 def _run_for(request: HttpRequest, code: UUID) -> Run:
     """The run, if this user may see it: 404 for unknown codes and for runs they may not see."""
-    run = Run.objects.select_related("task", "agent", "owner", "replay_of").filter(code=code).first()
+    run = Run.objects.select_related("task", "agent__endpoint", "owner", "replay_of").filter(code=code).first()
     if run is None or not can_view_run(request.user, run):
         raise Http404("no such run")
     return run
@@ -41,9 +42,15 @@ def run_list(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @role_required(RESEARCHER, ADMIN)
 def run_launch(request: HttpRequest) -> HttpResponse:
-    form = LaunchForm(request.POST or None)
+    form = LaunchForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
+        problem = None
+        if data["agent_kind"] == AgentConfig.Kind.MODEL:
+            problem = launch_problem(endpoint=data["endpoint"], model=data["model_name"], user=request.user)
+        if problem:  # nothing launched: the endpoint's answer is shown where the model was chosen
+            form.add_error("model", f"The endpoint failed its check, so nothing was launched: {problem}")
+            return render(request, "benchmark/run_launch.html", {"form": form})
         agent = form.agent_config(user=request.user)
         runs = services.run_launch(
             owner=request.user,

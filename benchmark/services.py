@@ -154,7 +154,39 @@ class RunRecorder:
         return {"original_index": original.index, "same": same, "diff": diff}
 
 
-def _model_settings(agent: AgentConfig, run: Run) -> ModelSettings:
+class PreflightError(Exception):
+    """The run's model endpoint failed its check: the message names the URL and the provider's words."""
+
+
+def run_preflight(*, run: Run) -> tuple[Any, str]:
+    """(endpoint, model name) of an LLM run, after one cheap call proved it answers; else PreflightError.
+
+    Runs before the sandbox opens, so a wrong key or a dead server fails the run in seconds instead
+    of after a sandbox start. The check is recorded in run.params["preflight"] (its few tokens are
+    counted there, not in the agent's cost).
+    """
+    from benchmark.llm import ConfigurationError
+    from benchmark.llm.check import endpoint_check
+    from benchmark.llm.endpoints import connection_for
+
+    try:
+        connection, name = connection_for(endpoint=run.agent.endpoint, model=run.agent.model, user=run.owner)
+    except ConfigurationError as exc:
+        _params_update(run, preflight={"ok": False, "message": str(exc)})
+        raise PreflightError(f"the model endpoint cannot be used: {exc}") from None
+    result = endpoint_check(connection, name)
+    _params_update(run, preflight=result.as_dict())
+    if not result.ok:
+        raise PreflightError(result.message)
+    return connection, name
+
+
+def _params_update(run: Run, **values: Any) -> None:
+    run.params = {**run.params, **values}
+    Run.objects.filter(pk=run.pk).update(params=run.params)
+
+
+def _model_settings(agent: AgentConfig, run: Run, connection: Any) -> ModelSettings:
     prices = None
     if agent.price_input_per_mtok or agent.price_output_per_mtok:
         from benchmark.llm import Prices
@@ -167,7 +199,7 @@ def _model_settings(agent: AgentConfig, run: Run) -> ModelSettings:
         max_tokens=int(agent.extra.get("max_tokens", DEFAULT_MAX_TOKENS)),
         cost_limit=float(run.params.get("cost_limit", agent.cost_limit)),
         history_window=agent.history_window,
-        base_url=agent.base_url or None,
+        endpoint=connection,
         prices=prices,
     )
 
@@ -185,7 +217,9 @@ def _literature() -> Any:
     return agent_tool
 
 
-def _policy(run: Run, env: Environment, max_steps: int, command_timeout: int, recorder: RunRecorder) -> Any:
+def _policy(
+    run: Run, env: Environment, max_steps: int, command_timeout: int, recorder: RunRecorder, connection: Any = None
+) -> Any:
     from benchmark import evaluation
 
     agent = run.agent
@@ -205,7 +239,9 @@ def _policy(run: Run, env: Environment, max_steps: int, command_timeout: int, re
     )
     run.params = {**run.params, "prompt": {"system": system, "task": task_message}}
     Run.objects.filter(pk=run.pk).update(params=run.params)
-    return LLMPolicy(settings=_model_settings(agent, run), system=system, task_message=task_message)
+    if connection is None:  # the preflight runs first in run_execute; this is for direct callers
+        connection, _ = run_preflight(run=run)
+    return LLMPolicy(settings=_model_settings(agent, run, connection), system=system, task_message=task_message)
 
 
 def _worker_name() -> str:
@@ -241,6 +277,9 @@ def run_execute(*, run_id: int) -> Run | None:
 
         max_steps = int(run.params.get("max_steps", run.agent.max_steps))
         command_timeout = int(run.params.get("command_timeout", DEFAULT_COMMAND_TIMEOUT))
+        connection = None
+        if run.agent.kind == AgentConfig.Kind.MODEL:
+            connection, _ = run_preflight(run=run)  # fail fast, before any sandbox starts
         session = open_session(evaluation.agent_sandbox_spec(task=run.task, run_code=str(run.code)))
         evaluation.workspace_prepare(task=run.task, session=session)
 
@@ -254,7 +293,7 @@ def run_execute(*, run_id: int) -> Run | None:
             literature=_literature(),
             baseline_scores=run.task.baseline_scores,
         )
-        policy = _policy(run, env, max_steps, command_timeout, recorder)
+        policy = _policy(run, env, max_steps, command_timeout, recorder, connection)
         outcome = run_loop(env=env, policy=policy, recorder=recorder, max_steps=max_steps)
     except Exception as exc:  # the run fails visibly; the worker lives on
         log.exception("run %s failed", run.code)

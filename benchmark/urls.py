@@ -1,6 +1,7 @@
 from django.urls import path
 
 from benchmark import leaderboards, research_urls, run_views, task_views
+from benchmark.llm import urls as endpoint_urls
 
 app_name = "benchmark"
 
@@ -17,4 +18,5 @@ urlpatterns = [
     path("tasks/<uuid:code>/", task_views.task_detail, name="task_detail"),
     *leaderboards.urlpatterns,
     *research_urls.urlpatterns,
+    *endpoint_urls.urlpatterns,
 ]

@@ -163,10 +163,11 @@ SANDBOX_CPUS = env_float("SANDBOX_CPUS", 1.0, minimum=0.1)
 SANDBOX_PIDS = env_int("SANDBOX_PIDS", 256, minimum=16)
 SANDBOX_DISK_MB = env_size_mb("SANDBOX_DISK", 2048)
 
-# LLM providers (used by the agent and the judge through benchmark.llm).
-ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY", "")
+# LLM providers. Calls go to the model endpoints admins register (benchmark.llm.endpoints); these
+# base URLs only seed the default endpoints (benchmark.llm.seed). The keys are not settings: an
+# endpoint names the environment variable holding its key (ANTHROPIC_API_KEY, OPENAI_API_KEY by
+# default) and reads it when a call is made, so no key sits in the settings module.
 ANTHROPIC_BASE_URL = env_url("ANTHROPIC_BASE_URL", None, schemes=("http", "https"))
-OPENAI_API_KEY = env_str("OPENAI_API_KEY", "")
 OPENAI_BASE_URL = env_url("OPENAI_BASE_URL", None, schemes=("http", "https"))
 LLM_TIMEOUT = env_float("LLM_TIMEOUT", 120.0, minimum=1.0)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 3, minimum=0, maximum=20)

@@ -6,56 +6,65 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from benchmark.llm import ConfigurationError, parse_model, provider_configured
-from benchmark.llm.prices import KNOWN
+from benchmark.llm.endpoints import usable_endpoints
+from benchmark.llm.forms import OTHER, model_choices, model_pick
+from benchmark.models import ModelEndpoint
 from judge.models import Rubric
 from judge.rubrics import STAGES_FOR_ARTIFACT, rubric_validate_dimensions
 from judge.services import MAX_JUDGES
 
 
-def judge_model_choices() -> list[tuple[str, str]]:
-    return [(m, m if provider_configured(m) else f"{m} (no API key configured)") for m in sorted(KNOWN)]
-
-
 class JudgmentRequestForm(forms.Form):
+    """The judges are chosen among the endpoints the requester may call, like a run's model."""
+
     rubric = forms.ModelChoiceField(queryset=Rubric.objects.none(), empty_label=None, to_field_name="code")
     judge_models = forms.MultipleChoiceField(
         choices=[], required=False, widget=forms.CheckboxSelectMultiple, label="Judge models"
     )
+    other_endpoint = forms.ChoiceField(choices=[], required=False, label="Other models on")
     other_models = forms.CharField(
         required=False,
         label="Other models",
-        help_text="provider:model, comma separated (e.g. compat:llama-3.1-70b on the configured OpenAI-compatible server)",
+        help_text="model names served by the endpoint chosen above, comma separated (e.g. llama-3.1-70b)",
     )
     with_supplementary = forms.BooleanField(
         required=False, initial=True, label="Show the judges the experiment's code and trace"
     )
 
-    def __init__(self, *args: Any, artifact: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, artifact: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.user = user
         stages = STAGES_FOR_ARTIFACT.get(artifact.stage, ())
         self.fields["rubric"].queryset = Rubric.objects.filter(stage__in=stages).order_by("stage", "-version")
         self.fields["rubric"].label_from_instance = lambda r: f"{r.get_stage_display()} v{r.version}: {r.name}"
-        self.fields["judge_models"].choices = judge_model_choices()
+        self.fields["judge_models"].choices = model_choices(user, other=False)
+        open_endpoints = [(str(e.code), e.name) for e in usable_endpoints(user) if e.open_models]
+        self.fields["other_endpoint"].choices = [("", "(none)")] + open_endpoints
+        if not open_endpoints:
+            del self.fields["other_endpoint"], self.fields["other_models"]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        models = list(data.get("judge_models") or [])
-        for raw in (data.get("other_models") or "").split(","):
-            model = raw.strip()
-            if not model:
-                continue
+        judges: list[tuple[ModelEndpoint, str]] = []
+        for value in data.get("judge_models") or []:
             try:
-                parse_model(model)
-            except ConfigurationError as exc:
-                self.add_error("other_models", str(exc))
-            models.append(model)
-        models = list(dict.fromkeys(models))
-        if not models:
+                judges.append(model_pick(self.user, value))
+            except ValidationError as exc:
+                self.add_error("judge_models", exc)
+        names = [n.strip() for n in (data.get("other_models") or "").split(",") if n.strip()]
+        if names and not data.get("other_endpoint"):
+            self.add_error("other_endpoint", "choose the endpoint that serves these models")
+        for name in names if data.get("other_endpoint") else []:
+            try:
+                judges.append(model_pick(self.user, f"{data['other_endpoint']}/{OTHER}", name))
+            except ValidationError as exc:
+                self.add_error("other_models", exc)
+        judges = list({(endpoint.pk, name): (endpoint, name) for endpoint, name in judges}.values())
+        if not judges and not self.errors:
             raise ValidationError("choose at least one judge model")
-        if len(models) > MAX_JUDGES:
+        if len(judges) > MAX_JUDGES:
             raise ValidationError(f"at most {MAX_JUDGES} judge models per request")
-        data["models"] = models
+        data["models"] = judges
         return data
 
 

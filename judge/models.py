@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import models
 
 from benchmark.fields import OutputTextField
-from benchmark.models import Artifact
+from benchmark.models import Artifact, endpoint_field
 
 
 class Rubric(models.Model):
@@ -70,6 +70,9 @@ class Judgment(models.Model):
     artifact = models.ForeignKey(Artifact, on_delete=models.CASCADE, related_name="judgments")
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="judgments")
     judge_model = models.CharField(max_length=200, help_text="provider:model")
+    endpoint = endpoint_field(
+        related_name="judgments", help_text="where the judge model is called; empty for imported judgments"
+    )
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.REFEREE)
     temperature = models.FloatField(default=0.0)
     with_supplementary = models.BooleanField(default=True, help_text="the judge saw the code and trace")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
@@ -12,7 +13,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from benchmark.llm import ConfigurationError, LLMError, complete, parse_model
-from benchmark.models import Artifact
+from benchmark.llm.base import bare_model
+from benchmark.llm.endpoints import connection_for, endpoint_default
+from benchmark.models import Artifact, ModelEndpoint
 from judge.models import Judgment, Rubric
 from judge.parsing import ReplyError, reply_parse
 from judge.prompts import prompt_render
@@ -35,38 +38,60 @@ def judge_max_tokens() -> int:
     return int(getattr(settings, "JUDGE_MAX_TOKENS", 4096))
 
 
+JudgeSpec = str | tuple[ModelEndpoint, str]
+
+
+def _judges(judge_models: Sequence[JudgeSpec]) -> list[tuple[ModelEndpoint, str]]:
+    """(endpoint, provider:model) per judge. A bare provider:model string (scripts, tests, records from
+    before endpoints) names the admin's default endpoint of its provider, pinned on the judgment now."""
+    judges = []
+    for spec in judge_models:
+        if isinstance(spec, tuple):
+            endpoint, name = spec
+            judges.append((endpoint, f"{endpoint.provider}:{bare_model(name)}"))
+            continue
+        model = spec.strip()
+        if not model:
+            continue
+        try:
+            provider, _ = parse_model(model)
+        except ConfigurationError as exc:
+            raise ValidationError(str(exc)) from exc
+        endpoint = endpoint_default(provider)
+        if endpoint is None or not endpoint.offers_model(model.partition(":")[2]):
+            raise ValidationError(f"no model endpoint serves {model}: an admin registers one on the Endpoints page")
+        judges.append((endpoint, model))
+    return list({(e.pk, m): (e, m) for e, m in judges}.values())  # the same judge twice is one judgment
+
+
 def judgment_request(
     *,
     artifact: Artifact,
     rubric: Rubric,
-    judge_models: list[str],
+    judge_models: Sequence[JudgeSpec],
     with_supplementary: bool,
     requested_by: Any = None,
 ) -> list[Judgment]:
-    """Queue one judgment per judge model; each runs as `judge.jobs.run_judgment` after the commit."""
+    """Queue one judgment per judge (endpoint and model); each runs as `judge.jobs.run_judgment` after the commit."""
     allowed = STAGES_FOR_ARTIFACT.get(artifact.stage, ())
     if rubric.stage not in allowed:
         raise ValidationError(
             f"a {rubric.get_stage_display()} rubric does not apply to a {artifact.get_stage_display()} artifact"
             + (f" (use: {', '.join(allowed)})" if allowed else "")
         )
-    models = [m.strip() for m in judge_models if m.strip()]
-    if not models:
+    judges = _judges(judge_models)
+    if not judges:
         raise ValidationError("choose at least one judge model")
-    if len(models) > MAX_JUDGES:
+    if len(judges) > MAX_JUDGES:
         raise ValidationError(f"at most {MAX_JUDGES} judge models per request")
-    for model in models:
-        try:
-            parse_model(model)
-        except ConfigurationError as exc:
-            raise ValidationError(str(exc)) from exc
     judgments = []
     with transaction.atomic():
-        for model in dict.fromkeys(models):  # the same judge twice in one request is one judgment
+        for endpoint, model in judges:
             judgment = Judgment.objects.create(
                 artifact=artifact,
                 rubric=rubric,
                 judge_model=model,
+                endpoint=endpoint,
                 temperature=0.0,
                 with_supplementary=with_supplementary,
                 requested_by=requested_by,
@@ -118,6 +143,12 @@ def _judge(judgment: Judgment) -> Judgment:
     except (OSError, ValueError) as exc:  # an unreadable artifact file, a malformed stored trace
         return _fail(judgment, f"could not render the prompt: {type(exc).__name__}: {exc}")
     judgment.prompt_hash = prompt.hash
+    try:
+        connection, name = connection_for(
+            endpoint=judgment.endpoint, model=judgment.judge_model, user=judgment.requested_by
+        )
+    except ConfigurationError as exc:
+        return _fail(judgment, f"the judge's endpoint cannot be used: {exc}")
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt.user}]
     log: list[dict[str, Any]] = []
     error = ""
@@ -125,7 +156,8 @@ def _judge(judgment: Judgment) -> Judgment:
         judgment.attempts = attempt
         try:
             completion = complete(
-                model=judgment.judge_model,
+                endpoint=connection,
+                model=name,
                 system=prompt.system,
                 messages=messages,
                 temperature=judgment.temperature,

@@ -47,7 +47,11 @@ def _artifact_for(request: HttpRequest, code: str) -> Artifact:
 @role_required(RESEARCHER, ADMIN)
 def artifact_judgments(request: HttpRequest, code: str) -> HttpResponse:
     artifact = _artifact_for(request, code)
-    form = JudgmentRequestForm(artifact=artifact) if may_request_judgments(request.user, artifact) else None
+    form = (
+        JudgmentRequestForm(artifact=artifact, user=request.user)
+        if may_request_judgments(request.user, artifact)
+        else None
+    )
     return _artifact_page(request, artifact, form)
 
 
@@ -57,7 +61,7 @@ def judgment_request_view(request: HttpRequest, code: str) -> HttpResponse:
     artifact = _artifact_for(request, code)
     if not may_request_judgments(request.user, artifact):
         raise PermissionDenied
-    form = JudgmentRequestForm(request.POST, artifact=artifact)
+    form = JudgmentRequestForm(request.POST, artifact=artifact, user=request.user)
     if form.is_valid():
         try:
             judgments = judgment_request(

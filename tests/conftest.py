@@ -42,6 +42,18 @@ def other_reviewer(db):
 
 
 @pytest.fixture
+def people(admin_user, researcher, other_researcher, reviewer):
+    """The permission checklist's personas by role: `owner` is the researcher who owns the object."""
+    return {
+        "admin": admin_user,
+        "owner": researcher,
+        "other": other_researcher,
+        "reviewer": reviewer,
+        "anonymous": None,
+    }
+
+
+@pytest.fixture
 def client_for(db):
     """client_for(user) -> a Client logged in as user; client_for(None) -> anonymous."""
 
@@ -96,16 +108,28 @@ def pytest_collection_modifyitems(config, items) -> None:
 
 
 @pytest.fixture
-def fake_llm(settings):
-    """Provider keys set and every SDK request answered by queued fake replies (see tests/llm_fakes.py)."""
+def default_endpoints(db, settings, monkeypatch):
+    """The default endpoints as `make up` seeds them, with the server's keys in the environment."""
+    from benchmark.llm.seed import endpoints_seed_from_settings
+    from benchmark.models import ModelEndpoint
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    settings.ANTHROPIC_BASE_URL = None
+    settings.OPENAI_BASE_URL = None
+    endpoints_seed_from_settings()
+    return {e.seed: e for e in ModelEndpoint.objects.exclude(seed="")}
+
+
+@pytest.fixture
+def fake_llm(default_endpoints):
+    """The default endpoints and every SDK request answered by queued fake replies (see tests/llm_fakes.py)."""
     from benchmark.llm.transport import override_transport
     from tests.llm_fakes import FakeLLM
 
-    settings.ANTHROPIC_API_KEY = "sk-ant-test"
-    settings.OPENAI_API_KEY = "sk-test"
-    settings.ANTHROPIC_BASE_URL = None
-    settings.OPENAI_BASE_URL = None
     fake = FakeLLM()
+    fake.endpoints = default_endpoints
     with override_transport(fake):
         yield fake
 

@@ -21,8 +21,8 @@ class ModelSettings:
     max_tokens: int
     cost_limit: float
     history_window: int
-    base_url: str | None = None
-    prices: Any = None  # benchmark.llm.Prices
+    endpoint: Any = None  # benchmark.llm.Endpoint: where calls go, with which key
+    prices: Any = None  # benchmark.llm.Prices, overriding the endpoint's price of the model
 
 
 Complete = Callable[..., Any]  # benchmark.llm.complete's signature
@@ -85,7 +85,7 @@ class LLMPolicy:
                     temperature=self.settings.temperature,
                     top_p=self.settings.top_p,
                     max_tokens=self.settings.max_tokens,
-                    base_url=self.settings.base_url,
+                    endpoint=self.settings.endpoint,
                     prices=self.settings.prices,
                 )
             except ContextOverflowError as exc:

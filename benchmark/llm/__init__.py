@@ -1,34 +1,41 @@
 """The provider layer: one `complete()` for Anthropic, OpenAI and any OpenAI-compatible server.
 
-The agent, the research pipeline and the judge all call this; only `providers.py`
-imports the SDKs. Model strings read `provider:model`: `anthropic:claude-sonnet-4-5`,
-`openai:gpt-4o`, or `compat:<model>` for an OpenAI-compatible server at `base_url`
-(vLLM, Ollama, llama.cpp).
+The agent, the research pipeline and the judge all call this; only `providers.py` imports the
+SDKs. A call goes to an `Endpoint` (provider, base URL, key, prices) built from the admin's
+model endpoints by `benchmark.llm.endpoints`; nothing here reads a server key by provider name.
+Legacy model strings read `provider:model` (`anthropic:claude-sonnet-4-5`, `openai:gpt-4o`,
+`compat:llama3`) and resolve to the admin's endpoint for that provider, never to a URL a caller
+typed.
 """
 
 from benchmark.llm.base import (
     Completion,
     ConfigurationError,
     ContextOverflowError,
+    Endpoint,
+    Guard,
     LLMError,
     Prices,
     ProviderError,
+    Secret,
     image_block,
     parse_model,
     text_block,
 )
-from benchmark.llm.client import complete, provider_configured
+from benchmark.llm.client import complete
 
 __all__ = [
     "Completion",
     "ConfigurationError",
     "ContextOverflowError",
+    "Endpoint",
+    "Guard",
     "LLMError",
     "Prices",
     "ProviderError",
+    "Secret",
     "complete",
     "image_block",
     "parse_model",
-    "provider_configured",
     "text_block",
 ]

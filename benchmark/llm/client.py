@@ -1,4 +1,4 @@
-"""`complete()`: route a call to its provider, price it, and say plainly what failed."""
+"""`complete()`: send one call to an endpoint, price it, and say plainly what failed."""
 
 from __future__ import annotations
 
@@ -8,65 +8,58 @@ from typing import Any
 from django.conf import settings
 
 from benchmark.llm import providers
-from benchmark.llm.base import Completion, ConfigurationError, Prices, parse_model
-from benchmark.llm.prices import prices_for
-
-
-def provider_configured(model: str, base_url: str | None = None) -> bool:
-    """True when a call to `model` could be made: key or base URL present."""
-    try:
-        provider, _ = parse_model(model)
-    except ConfigurationError:
-        return False
-    if provider == "anthropic":
-        return bool(settings.ANTHROPIC_API_KEY)
-    if provider == "openai":
-        return bool(settings.OPENAI_API_KEY)
-    return bool(base_url or settings.OPENAI_BASE_URL)
+from benchmark.llm.base import Completion, ConfigurationError, Endpoint, LLMError, Prices, bare_model
 
 
 def complete(
     *,
+    endpoint: Endpoint,
     model: str,
     system: str = "",
     messages: list[dict[str, Any]],
     temperature: float | None = 0.0,
     top_p: float | None = None,
     max_tokens: int = 4096,
-    base_url: str | None = None,
     prices: Prices | None = None,
     timeout: float | None = None,
     max_retries: int | None = None,
 ) -> Completion:
-    """One model call. Raises ConfigurationError, ContextOverflowError or ProviderError (all LLMError)."""
+    """One call of `model` (the name the endpoint serves, e.g. claude-sonnet-4-5) at `endpoint`.
+
+    There is no base URL argument: where a call goes and which key it carries are the endpoint's,
+    and endpoints come from benchmark.llm.endpoints. `prices` overrides the endpoint's price of
+    the model; a model with neither is reported as unpriced. Raises ConfigurationError,
+    ContextOverflowError or ProviderError (all LLMError).
+    """
+    if not isinstance(endpoint, Endpoint):
+        raise ConfigurationError("a model call needs an endpoint (see benchmark.llm.endpoints)")
     if not messages:
         raise ConfigurationError("a model call needs at least one message")
-    provider, name = parse_model(model)
-    timeout = settings.LLM_TIMEOUT if timeout is None else timeout
-    max_retries = settings.LLM_MAX_RETRIES if max_retries is None else max_retries
+    name = bare_model(model)
+    if not name:
+        raise ConfigurationError("a model call needs a model name")
     common = dict(
+        endpoint=endpoint,
         name=name,
         system=system,
         messages=messages,
         temperature=temperature,
         top_p=top_p,
         max_tokens=max_tokens,
-        timeout=timeout,
-        max_retries=max_retries,
+        timeout=settings.LLM_TIMEOUT if timeout is None else timeout,
+        max_retries=settings.LLM_MAX_RETRIES if max_retries is None else max_retries,
     )
-    if provider == "anthropic":
-        completion = providers.anthropic_complete(
-            api_key=settings.ANTHROPIC_API_KEY, base_url=base_url or settings.ANTHROPIC_BASE_URL, **common
-        )
-    elif provider == "openai":
-        completion = providers.openai_complete(
-            provider=provider, api_key=settings.OPENAI_API_KEY, base_url=base_url or settings.OPENAI_BASE_URL, **common
-        )
-    else:
-        completion = providers.openai_complete(
-            provider=provider, api_key=settings.OPENAI_API_KEY, base_url=base_url or settings.OPENAI_BASE_URL, **common
-        )
-    price = prices if prices is not None and (prices.input_per_mtok or prices.output_per_mtok) else prices_for(model)
+    try:
+        if endpoint.provider == "anthropic":
+            completion = providers.anthropic_complete(**common)
+        else:
+            completion = providers.openai_complete(**common)
+    except LLMError as exc:
+        # Our own messages may quote a base URL or an SDK message; none may quote the key.
+        redact = endpoint.api_key.redact
+        raise type(exc)(redact(str(exc)), raw=redact(exc.raw), status=exc.status) from None
+    completion = replace(completion, text=endpoint.api_key.redact(completion.text))
+    price = prices if prices is not None else endpoint.price_of(name)
     if price is None:
         return replace(completion, cost=0.0, priced=False)
     return replace(completion, cost=price.cost(completion.tokens_in, completion.tokens_out), priced=True)

@@ -1,6 +1,7 @@
-"""Per-token list prices (USD per million tokens) of common models, used when an agent or judge
-configuration gives none. Override them per configuration; unknown models are reported as unpriced
-rather than given a guessed cost."""
+"""List prices (USD per million tokens) of common models, as of this release: the models and prices
+the default endpoints are seeded with (benchmark.llm.seed). After seeding, prices are the
+endpoint's, edited by an admin; a model an endpoint lists without a price is reported as
+unpriced rather than given a guessed cost."""
 
 from __future__ import annotations
 
@@ -19,7 +20,3 @@ KNOWN: dict[str, Prices] = {
     "openai:o4-mini": Prices(1.1, 4.4),
     "openai:o3": Prices(2.0, 8.0),
 }
-
-
-def prices_for(model: str) -> Prices | None:
-    return KNOWN.get(model)

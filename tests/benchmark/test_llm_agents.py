@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.models import AgentConfig, Run, Score
+from benchmark.models import AgentConfig, ModelEndpoint, Run, Score
 from benchmark.services import run_cancel, run_execute
 from tests.benchmark.runs_support import agent, builtin_task, make_run, stub_task
 
@@ -114,12 +114,17 @@ def test_it_stops_at_the_cost_limit_and_autosubmits(researcher, task, fake_llm, 
 
 def test_it_autosubmits_at_the_step_limit(researcher, task, fake_llm, redis_client):
     fake_llm.openai(reply("a", "ls")).openai(reply("b", "pwd"))
-    run = llm_run(researcher, task, model="compat:local-model", base_url="http://127.0.0.1:9/v1")
+    local = ModelEndpoint.objects.create(
+        name="local", provider="compat", base_url="http://127.0.0.1:9/v1", offers=[{"model": "local-model"}]
+    )
+    run = llm_run(researcher, task, model="compat:local-model", endpoint=local)
     run.params = {"max_steps": 2}
     run.save()
     run = finish(run)
     assert run.exit_status == "autosubmission (max_steps)"
     assert fake_llm.calls[0]["url"] == "http://127.0.0.1:9/v1/chat/completions"
+    assert fake_llm.checks[0]["url"] == fake_llm.calls[0]["url"]  # checked there before the sandbox opened
+    assert run.params["preflight"]["ok"] is True and run.params["preflight"]["words"] == "ok"
     assert run.best_submission is not None
 
 

@@ -101,29 +101,53 @@ def test_it_shows_a_task_with_its_faults_and_lets_only_admins_set_its_category(
     assert task.category == "ML Theory"
 
 
-def test_it_launches_a_stepwise_run_from_the_form(client_for, researcher, task, media):
+def test_it_launches_a_stepwise_run_from_the_form(client_for, researcher, task, media, fake_llm):
     client = client_for(researcher)
     url = reverse("benchmark:research_new")
+    gpt = f"{fake_llm.endpoints['openai'].code}/gpt-4.1"
     assert client.get(url, {"task": str(task.code)}).context["form"].initial["task"] == task.pk
     bad = client.post(
-        url, {"task": task.pk, "backbone": "gpt4", "mode": "end2end", "literature_provider": "corpus", "temperature": 0}
+        url,
+        {
+            "task": task.pk,
+            "backbone": "openai:gpt4",
+            "mode": "end2end",
+            "literature_provider": "corpus",
+            "temperature": 0,
+        },
     )
-    assert bad.status_code == 200 and "provider:model" in bad.content.decode()
+    assert bad.status_code == 200 and "Select a valid choice" in bad.content.decode()
     missing = client.post(
         url,
-        {"task": task.pk, "backbone": "openai:gpt-4.1", "mode": "stepwise", "stage": "proposal",
+        {"task": task.pk, "backbone": gpt, "mode": "stepwise", "stage": "proposal",
          "literature_provider": "semantic_scholar", "temperature": 0, "given_idea": "# I"},
     )  # fmt: skip
     assert "needs the output of: literature" in missing.content.decode()
+    assert fake_llm.checks == []  # the inputs are checked before the endpoint is called
     response = client.post(
         url,
-        {"task": task.pk, "backbone": "openai:gpt-4.1", "mode": "stepwise", "stage": "proposal",
+        {"task": task.pk, "backbone": gpt, "mode": "stepwise", "stage": "proposal",
          "literature_provider": "semantic_scholar", "temperature": 0, "given_idea": "# I", "given_literature": "L"},
     )  # fmt: skip
     run = ResearchRun.objects.get(owner=researcher)
     assert response.status_code == 302 and response.url == reverse("benchmark:research_run", args=[run.code])
     assert run.stages == ["proposal"] and run.mode == "stepwise"
+    assert (run.backbone, run.endpoint) == ("openai:gpt-4.1", fake_llm.endpoints["openai"])
     assert set(run.artifacts.values_list("stage", flat=True)) == {"idea", "literature"}
+    assert [c["body"]["model"] for c in fake_llm.checks] == ["gpt-4.1"]  # one check call before the launch
+
+
+def test_it_launches_nothing_when_the_backbone_fails_its_check(client_for, researcher, task, media, fake_llm):
+    fake_llm.check_error(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
+    response = client_for(researcher).post(
+        reverse("benchmark:research_new"),
+        {"task": task.pk, "backbone": f"{fake_llm.endpoints['openai'].code}/gpt-4.1", "mode": "end2end",
+         "literature_provider": "semantic_scholar", "temperature": 0},
+    )  # fmt: skip
+    page = response.content.decode()
+    assert response.status_code == 200 and "nothing was launched" in page
+    assert "https://api.openai.com/v1" in page and "HTTP 401" in page and "Incorrect API key provided" in page
+    assert not ResearchRun.objects.exists()
 
 
 def test_it_guards_the_launch_form(client_for, reviewer):

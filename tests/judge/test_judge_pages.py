@@ -9,7 +9,7 @@ from django.template import Context, Template
 from django.test import RequestFactory
 from django.urls import reverse
 
-from benchmark.models import ResearchRun
+from benchmark.models import ModelEndpoint, ResearchRun
 from judge.models import Judgment, Rubric
 from tests.judge.factories import make_artifact, make_judgment, make_research_run, rubric
 
@@ -30,17 +30,6 @@ def judged(researcher):
         paper, end2end, "openai:o4-mini", None, error="no valid reply after 3 attempt(s)", raw_reply="I think 7/10"
     )
     return paper, first, failed
-
-
-@pytest.fixture
-def people(admin_user, researcher, other_researcher, reviewer):
-    return {
-        "admin": admin_user,
-        "owner": researcher,
-        "other": other_researcher,
-        "reviewer": reviewer,
-        "anonymous": None,
-    }
 
 
 # who -> expected status for the pages about one researcher's artifact
@@ -129,23 +118,36 @@ def test_it_lets_researchers_see_released_runs_but_not_request_on_them(other_res
     )
 
 
+@pytest.fixture
+def judges(default_endpoints):
+    """The default endpoints plus a local OpenAI-compatible server that serves any model name."""
+    local = ModelEndpoint.objects.create(
+        name="lab vLLM", provider="compat", base_url="http://gpu-box:8000/v1", open_models=True
+    )
+    return {**default_endpoints, "local": local}
+
+
 def test_it_queues_judgments_from_the_form(
-    judged, researcher, client_for, redis_client, django_capture_on_commit_callbacks
+    judged, judges, researcher, client_for, redis_client, django_capture_on_commit_callbacks
 ):
     paper, _, _ = judged
     queue = django_rq.get_queue("judge")
     end2end = rubric("end2end")
     form = {
         "rubric": str(end2end.code),
-        "judge_models": [CLAUDE],
-        "other_models": "compat:llama-3.1-8b",
+        "judge_models": [f"{judges['anthropic'].code}/claude-sonnet-4-5"],
+        "other_endpoint": str(judges["local"].code),
+        "other_models": "llama-3.1-8b",
         "with_supplementary": "",
     }
     with django_capture_on_commit_callbacks(execute=True):
         response = client_for(researcher).post(reverse("judge:judgment_request", args=[paper.code]), form)
     assert response.status_code == 302
     new = Judgment.objects.filter(status="queued").order_by("judge_model")
-    assert [j.judge_model for j in new] == ["anthropic:claude-sonnet-4-5", "compat:llama-3.1-8b"]
+    assert [(j.judge_model, j.endpoint) for j in new] == [
+        ("anthropic:claude-sonnet-4-5", judges["anthropic"]),
+        ("compat:llama-3.1-8b", judges["local"]),
+    ]
     assert all(not j.with_supplementary and j.requested_by == researcher for j in new)
     assert queue.count == 2
 
@@ -154,23 +156,27 @@ def test_it_queues_judgments_from_the_form(
     ("form", "message"),
     [
         ({"judge_models": []}, "choose at least one judge model"),
-        ({"judge_models": [], "other_models": "llama"}, "must read provider:model"),
+        ({"judge_models": [], "other_models": "llama"}, "choose the endpoint that serves these models"),
         ({"judge_models": ["openai:gpt-5-made-up"]}, "Select a valid choice"),
+        ({"judge_models": [], "other_endpoint": "LOCAL", "other_models": "bad name!"}, "is not a model name"),
     ],
 )
-def test_it_rejects_a_bad_request_form_and_queues_nothing(form, message, judged, researcher, client_for):
+def test_it_rejects_a_bad_request_form_and_queues_nothing(form, message, judged, judges, researcher, client_for):
     paper, _, _ = judged
+    if form.get("other_endpoint") == "LOCAL":
+        form = {**form, "other_endpoint": str(judges["local"].code)}
     data = {"rubric": str(rubric("end2end").code), **form}
     response = client_for(researcher).post(reverse("judge:judgment_request", args=[paper.code]), data)
     assert response.status_code == 400 and message in response.content.decode()
     assert not Judgment.objects.filter(status="queued").exists()
 
 
-def test_it_offers_only_rubrics_that_fit_the_artifact(judged, researcher, client_for):
+def test_it_offers_only_rubrics_that_fit_the_artifact(judged, judges, researcher, client_for):
     paper, _, _ = judged
     idea = rubric("idea")
+    claude = f"{judges['anthropic'].code}/claude-sonnet-4-5"
     response = client_for(researcher).post(
-        reverse("judge:judgment_request", args=[paper.code]), {"rubric": str(idea.code), "judge_models": [CLAUDE]}
+        reverse("judge:judgment_request", args=[paper.code]), {"rubric": str(idea.code), "judge_models": [claude]}
     )
     assert response.status_code == 400 and "Select a valid choice" in response.content.decode()
 

@@ -95,10 +95,14 @@ def test_it_records_a_provider_failure_without_a_score(paper, fake_llm, settings
     assert judgment.finished_at is not None
 
 
-def test_it_fails_visibly_when_no_key_is_configured(paper, settings):
-    settings.ANTHROPIC_API_KEY = ""
+def test_it_fails_visibly_when_no_key_is_configured(paper, fake_llm, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
     judgment = judgment_execute(judgment=_queued(paper, CLAUDE))
-    assert judgment.status == "failed" and "ConfigurationError" in judgment.error
+    assert judgment.status == "failed" and judgment.error == (
+        "the judge's endpoint cannot be used: the key of the endpoint 'Anthropic' is not set on this server"
+        " (ANTHROPIC_API_KEY)"
+    )
+    assert fake_llm.calls == []
 
 
 def test_it_does_not_run_a_judgment_twice(paper, fake_llm):
