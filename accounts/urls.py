@@ -14,5 +14,6 @@ urlpatterns = [
         name="password_change",
     ),
     path("password/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
-    path("invite/<uidb64>/<token>/", views.InviteAcceptView.as_view(), name="invite_accept"),
+    path("invite/", views.invitation_accept_view, name="invitation_accept"),
+    path("invite/<str:token>/", views.invitation_open, name="invitation_open"),
 ]

@@ -175,7 +175,8 @@ MLRBENCH_DIR = env_str("MLRBENCH_DIR", str(_shared / "mlrbench") if (_shared / "
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "accounts:login"
-PASSWORD_RESET_TIMEOUT = env_int("INVITE_LINK_TTL_SECONDS", 7 * 24 * 3600, minimum=60)
+# An invitation link works once, until revoked, for this many days (accounts.models.Invitation).
+INVITATION_TTL_DAYS = env_int("INVITATION_TTL_DAYS", 14, minimum=1, maximum=365)
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
