@@ -136,7 +136,9 @@ def invitation_create(
             notes.append(f"the role(s) {', '.join(adding)} are added when {user.get_username()} accepts, signed in")
         Profile.objects.update_or_create(user=user, defaults={"invited_at": timezone.now()})
     now = timezone.now()
-    superseded = Invitation.objects.pending(now).filter(email__iexact=email).update(revoked_at=now, revoked_by=created_by)
+    superseded = (
+        Invitation.objects.pending(now).filter(email__iexact=email).update(revoked_at=now, revoked_by=created_by)
+    )
     if superseded:
         notes.append(f"{superseded} earlier pending invitation(s) of {email} revoked: only the new link works")
     token = secrets.token_urlsafe(32)

@@ -13,6 +13,7 @@ from review.forms import CampaignForm, ConflictForm, ReassignForm
 from review.models import Assignment, Campaign
 from review.services import (
     AssignmentError,
+    AssignResult,
     assignment_reassign,
     campaign_assign,
     campaign_progress,
@@ -79,10 +80,16 @@ def campaign_assign_view(request: HttpRequest, code: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, code=code)
     result = campaign_assign(campaign=campaign)
     messages.success(request, f"{result.created} assignment(s) made.")
+    _assign_problems(request, result)
+    return redirect("review:campaign_detail", campaign.code)
+
+
+def _assign_problems(request: HttpRequest, result: AssignResult) -> None:
+    for username, reason in sorted(result.refused.items()):
+        messages.error(request, f"Nothing assigned to {username}: {reason}.")
     if result.shortfall:
         gaps = ", ".join(f"{item} ({n})" for item, n in sorted(result.shortfall.items()))
         messages.error(request, f"No eligible reviewer left for: {gaps}. Add reviewers or relax conflicts.")
-    return redirect("review:campaign_detail", campaign.code)
 
 
 @require_POST
@@ -92,6 +99,7 @@ def campaign_reclaim_view(request: HttpRequest, code: str) -> HttpResponse:
     reclaimed = campaign_reclaim(campaign=campaign)
     result = campaign_assign(campaign=campaign)
     messages.success(request, f"{len(reclaimed)} assignment(s) reclaimed, {result.created} new one(s) made.")
+    _assign_problems(request, result)
     return redirect("review:campaign_detail", campaign.code)
 
 

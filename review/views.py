@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.template import TemplateDoesNotExist
@@ -21,7 +22,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.roles import REVIEWER, role_required
+from accounts.roles import REVIEWER, is_researcher, role_required
 from benchmark.models import Artifact
 from review import blinding
 from review.campaign_views import (  # noqa: F401  (re-exported for urls.py)
@@ -34,6 +35,7 @@ from review.campaign_views import (  # noqa: F401  (re-exported for urls.py)
     campaign_reclaim_view,
     conflict_add_view,
 )
+from review.eligibility import campaign_run_ids, identifying_reason
 from review.forms import ReviewForm, draft_to_form_data, score_dimensions
 from review.models import Assignment, Campaign, Review
 from review.services import ReviewLocked, StaleRevision, review_save_draft, review_submit
@@ -64,6 +66,10 @@ def _my_assignment(request: HttpRequest, code: str) -> Assignment:
     )
     if assignment is None:
         raise Http404("No such assignment.")
+    if is_researcher(request.user):  # a role added after the assignment was made (review.eligibility)
+        reason = identifying_reason(request.user, campaign_run_ids(assignment.campaign))
+        if reason:
+            raise PermissionDenied(f"{reason}: an account that can see runs or judgments cannot review this campaign.")
     assignment.item.campaign = assignment.campaign  # already loaded; the render needs the campaign's names
     return assignment
 
