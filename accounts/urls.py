@@ -7,7 +7,7 @@ app_name = "accounts"
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("logout/", views.LogoutView.as_view(), name="logout"),
     path(
         "password/",
         auth_views.PasswordChangeView.as_view(success_url=reverse_lazy("accounts:password_change_done")),

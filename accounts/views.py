@@ -9,6 +9,7 @@ revoked or expired while its page is open does nothing when submitted.
 from __future__ import annotations
 
 from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import SetPasswordForm
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
@@ -18,10 +19,22 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.models import Invitation
+from accounts.progress import user_access_changed
 from accounts.roles import REVIEWER, is_researcher
 from accounts.services import InvitationUnusable, invitation_accept, invitation_by_token
 
 SESSION_KEY = "_invitation_token_hash"
+
+
+class LogoutView(auth_views.LogoutView):
+    """Django's logout, then the user's open websockets re-check: those of the ended session close."""
+
+    def post(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        user_id = request.user.pk if request.user.is_authenticated else None
+        response = super().post(request, *args, **kwargs)
+        if user_id is not None:
+            user_access_changed(user_id)
+        return response
 
 
 def _unusable(request: HttpRequest, invitation: Invitation | None) -> HttpResponse:

@@ -5,22 +5,20 @@ run's counters) and one group message to `run_<code>`; nothing ever rewrites a t
 the cost of step 1,000 equals the cost of step 10.
 
 Group messages go out through one event loop per process, kept in a daemon thread, so that the
-Redis connection of the channel layer is reused instead of reopened for every message.
+Redis connection of the channel layer is reused instead of reopened for every message
+(accounts.progress.group_send, shared with the other apps).
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
-import os
-import threading
 from typing import Any, TypedDict
 
-from channels.layers import get_channel_layer
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from accounts.progress import group_send
 from benchmark.models import Run, Score, Step, Task
 
 
@@ -106,27 +104,7 @@ def run_payload(run: Run) -> RunPayload:
     }
 
 
-# -- sending ----------------------------------------------------------------------------------
-_loop_lock = threading.Lock()
-_loop: asyncio.AbstractEventLoop | None = None
-_loop_pid: int | None = None
-
-
-def _sender_loop() -> asyncio.AbstractEventLoop:
-    """One loop per process (RQ forks a work horse per job: a forked child starts its own)."""
-    global _loop, _loop_pid
-    with _loop_lock:
-        if _loop is None or _loop_pid != os.getpid() or not _loop.is_running():
-            loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="progress-sender", daemon=True).start()
-            _loop, _loop_pid = loop, os.getpid()
-        return _loop
-
-
-def group_send(group: str, message: dict[str, Any], *, timeout: float = 10.0) -> None:
-    layer = get_channel_layer()
-    future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), _sender_loop())
-    future.result(timeout=timeout)
+# -- sending: through the process's one sender loop (accounts.progress.group_send) -------------
 
 
 def run_status_send(run: Run) -> None:

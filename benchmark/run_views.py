@@ -1,4 +1,4 @@
-"""Run pages: list, launch, the live run page, raw log and .traj downloads, cancel, share, replay."""
+"""Run pages: list, launch, the live run page, raw log and .traj downloads, cancel, share, unshare, replay."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.roles import ADMIN, RESEARCHER, is_researcher, role_required
 from benchmark import progress, services
 from benchmark.models import AgentConfig, Run
-from benchmark.permissions import can_manage_run, can_view_run, visible_runs
+from benchmark.permissions import can_manage_run, can_view_run, had_access, visible_runs
 from benchmark.run_forms import LaunchForm, ShareForm
 from benchmark.trajectories import traj_export
 
@@ -24,9 +24,14 @@ INITIAL_STEPS = 2000  # steps embedded in the page; the websocket sends the rest
 
 
 def _run_for(request: HttpRequest, code: UUID) -> Run:
-    """The run, if this user may see it: 404 for unknown codes and for runs they may not see."""
+    """The run, if this user may see it: 404 for unknown codes and for runs they may not see, 403
+    for a run whose share to them was revoked (they knew it; the page says access was withdrawn)."""
     run = Run.objects.select_related("task", "agent", "owner", "replay_of").filter(code=code).first()
-    if run is None or not can_view_run(request.user, run):
+    if run is None:
+        raise Http404("no such run")
+    if not can_view_run(request.user, run):
+        if had_access(request.user, run):
+            raise PermissionDenied("Your access to this run was withdrawn by its owner or an admin.")
         raise Http404("no such run")
     return run
 
@@ -72,7 +77,7 @@ def run_detail(request: HttpRequest, code: UUID) -> HttpResponse:
         "run_state": progress.run_payload(run),
         "can_manage": can_manage_run(request.user, run),
         "share_form": ShareForm(),
-        "shared_with": run.shared_with.order_by("username"),
+        "shared_with": [share.user for share in run.shares.filter(revoked_at__isnull=True).select_related("user")],
         "scores": run.scores.select_related("step").order_by("created_at", "id"),
     }
     return render(request, "benchmark/run_detail.html", context)
@@ -131,8 +136,26 @@ def run_share(request: HttpRequest, code: UUID) -> HttpResponse:
     if user is None or not is_researcher(user):
         messages.error(request, "No researcher with that username.")
     else:
-        services.run_share(run=run, user=user)
+        services.run_share(run=run, user=user, by=request.user)
         messages.success(request, f"{user.get_username()} can now watch this run.")
+    return redirect("benchmark:run_detail", code=run.code)
+
+
+@require_POST
+@role_required(RESEARCHER, ADMIN)
+def run_unshare(request: HttpRequest, code: UUID) -> HttpResponse:
+    """Revoke a share: the page answers 403 from then on, and an open stream closes with 4403."""
+    run = _run_for(request, code)
+    if not can_manage_run(request.user, run):
+        raise PermissionDenied
+    form = ShareForm(request.POST)
+    user = None
+    if form.is_valid():
+        user = get_user_model().objects.filter(username=form.cleaned_data["username"]).first()
+    if user is None or not services.run_share_revoke(run=run, user=user, by=request.user):
+        messages.error(request, "This run is not shared with that username.")
+    else:
+        messages.success(request, f"{user.get_username()} can no longer watch this run.")
     return redirect("benchmark:run_detail", code=run.code)
 
 

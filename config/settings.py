@@ -142,6 +142,10 @@ CHANNEL_LAYERS = {
     }
 }
 
+# Open websockets re-check their user's access on every access change (a group message) and, as a
+# backstop for changes made behind the app's back, on this timer (accounts.consumers.AccessGuard).
+WS_ACCESS_RECHECK_SECONDS = env_float("WS_ACCESS_RECHECK_SECONDS", 60.0, minimum=0.05)
+
 # Sandboxes.
 SANDBOX_BACKEND = env_choice("SANDBOX_BACKEND", "docker", ("docker", "bwrap", "local"))
 SANDBOX_ALLOW_LOCAL = env_bool("SANDBOX_ALLOW_LOCAL", False)

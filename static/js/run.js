@@ -185,9 +185,14 @@
       if (message.type === "steps") addSteps(message.steps);
       else if (message.type === "status") setStatus(message.run);
     };
-    socket.onclose = function () {
+    socket.onclose = function (event) {
       socket = null;
       if (finished) return;
+      if (event.code === 4401 || event.code === 4403) {
+        // Access withdrawn (share revoked, role removed, signed out): reconnecting would be refused.
+        liveState.textContent = "access withdrawn";
+        return;
+      }
       liveState.textContent = "reconnecting…";
       setTimeout(connect, retryDelay);
       retryDelay = Math.min(retryDelay * 2, 10000);
