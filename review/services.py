@@ -118,17 +118,19 @@ def campaign_add_items(*, campaign: Campaign, artifacts: list[Artifact]) -> int:
     return len(new)
 
 
-def item_prerender(*, item: CampaignItem) -> None:
-    """Store the item's blinded render (see CampaignItem.rendered_html)."""
+def item_prerender(*, item: CampaignItem, force: bool = False) -> None:
+    """Store the item's blinded render (see CampaignItem.rendered_html) and the list of every change
+    it makes to the item's texts (CampaignItem.blinding_changes, shown to the admin)."""
     artifact = item.artifact
     names = blinding.item_system_names(item)
     key = blinding.render_key(artifact.content, list(artifact.files or []), names)
-    if item.rendered_key == key:
+    if item.rendered_key == key and not force:
         return
     html, used = blinding.render_blinded(artifact.content, tuple(artifact.files or []), tuple(names))
     item.rendered_html, item.rendered_figures = html, list(used)
     item.rendered_key = key
-    item.save(update_fields=["rendered_html", "rendered_figures", "rendered_key"])
+    item.blinding_changes = blinding.item_changes(item, names)
+    item.save(update_fields=["rendered_html", "rendered_figures", "rendered_key", "blinding_changes"])
 
 
 def campaign_add_reviewers(*, campaign: Campaign, reviewers: list[Any]) -> int:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import mimetypes
 from functools import lru_cache
-from pathlib import PurePosixPath
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
@@ -32,6 +31,7 @@ from review.campaign_views import (  # noqa: F401  (re-exported for urls.py)
     campaign_detail,
     campaign_export,
     campaign_list,
+    campaign_reblind_view,
     campaign_reclaim_view,
     conflict_add_view,
 )
@@ -96,22 +96,7 @@ def queue(request: HttpRequest) -> HttpResponse:
 
 
 def _supplementary(assignment: Assignment) -> list[tuple[Artifact, str]]:
-    """(artifact, relpath) of the text files a reviewer may open: the item's and its run's experiment stage."""
-    item_artifact = assignment.item.artifact
-    artifacts = [item_artifact]
-    experiment = (
-        Artifact.objects.filter(research_run_id=item_artifact.research_run_id, stage=Artifact.Stage.EXPERIMENT)
-        .exclude(pk=item_artifact.pk)
-        .first()
-    )
-    if experiment:
-        artifacts.append(experiment)
-    out = []
-    for artifact in artifacts:
-        for rel in artifact.files or []:
-            if PurePosixPath(rel).suffix.lower() in blinding.TEXT_EXTENSIONS:
-                out.append((artifact, rel))
-    return out
+    return blinding.supplementary_files(assignment.item)
 
 
 def _supp_id(assignment: Assignment, artifact: Artifact, rel: str) -> str:
@@ -314,5 +299,6 @@ def supplementary(request: HttpRequest, code: str, fid: str) -> HttpResponse:
                 break
             text = path.read_text(encoding="utf-8", errors="replace")
             names = blinding.item_system_names(assignment.item)
-            return _file_response(blinding.scrub_supplementary(text, names).encode(), "text/plain; charset=utf-8")
+            shown = blinding.blind_file(rel, text, names, blinding.quoted_chatter(assignment.item.artifact))
+            return _file_response(shown.encode(), "text/plain; charset=utf-8")
     raise Http404("No such file.")
