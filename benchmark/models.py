@@ -227,7 +227,9 @@ class Step(models.Model):
     observation = OutputTextField(blank=True)
     raw_response = OutputTextField(blank=True)
     state = OutputJSONField(default=dict, blank=True)
-    execution_time = models.FloatField(default=0.0, help_text="seconds spent executing the action")
+    execution_time = models.FloatField(
+        null=True, blank=True, default=0.0, help_text="seconds spent executing the action; null = unknown (import)"
+    )
     tokens_sent = models.PositiveIntegerField(default=0)
     tokens_received = models.PositiveIntegerField(default=0)
     cost = models.FloatField(default=0.0)

@@ -35,7 +35,7 @@ class StepPayload(TypedDict):
     action: str
     observation: str
     state: dict[str, Any]
-    execution_time: float
+    execution_time: float | None
     tokens_sent: int
     tokens_received: int
     cost: float
@@ -48,9 +48,9 @@ class RunPayload(TypedDict):
     exit_status: str
     error: str
     step_count: int
-    cost: float
-    tokens_sent: int
-    tokens_received: int
+    cost: float | None
+    tokens_sent: int | None
+    tokens_received: int | None
     best_attempt: float | None
     best_submission: float | None
     finished: bool
@@ -73,7 +73,7 @@ def step_payload(step: Step, score: Score | None = None) -> StepPayload:
         "action": step.action,
         "observation": step.observation,
         "state": step.state,
-        "execution_time": round(step.execution_time, 4),
+        "execution_time": round(step.execution_time, 4) if step.execution_time is not None else None,
         "tokens_sent": step.tokens_sent,
         "tokens_received": step.tokens_received,
         "cost": step.cost,
@@ -90,14 +90,15 @@ def steps_after(run_id: int, after: int, *, limit: int | None = None) -> list[St
 
 
 def run_payload(run: Run) -> RunPayload:
+    unknown = set((run.params or {}).get("unknown") or ())  # numbers an imported file did not give
     return {
         "status": run.status,
         "exit_status": run.exit_status,
         "error": run.error,
         "step_count": run.step_count,
-        "cost": run.cost,
-        "tokens_sent": run.tokens_sent,
-        "tokens_received": run.tokens_received,
+        "cost": None if "cost" in unknown else run.cost,
+        "tokens_sent": None if "tokens_sent" in unknown else run.tokens_sent,
+        "tokens_received": None if "tokens_received" in unknown else run.tokens_received,
         "best_attempt": run.best_attempt,
         "best_submission": run.best_submission,
         "finished": not run.is_active,

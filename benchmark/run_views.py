@@ -87,7 +87,8 @@ def _log_lines(run: Run) -> Iterator[str]:
     yield f"# run {run.code} - task {run.task.slug} - agent {run.agent.name}\n"
     yield f"# status {run.status} - exit {run.exit_status or '-'} - cost ${run.cost:.4f} - steps {run.step_count}\n"
     for step in run.steps.order_by("index").iterator(chunk_size=500):
-        yield f"\n===== step {step.index} ({step.execution_time:.2f}s) =====\n"
+        took = f"{step.execution_time:.2f}s" if step.execution_time is not None else "time unknown"
+        yield f"\n===== step {step.index} ({took}) =====\n"
         yield f"--- thought\n{step.thought.rstrip()}\n--- action\n{step.action.rstrip()}\n"
         yield f"--- observation\n{step.observation.rstrip()}\n"
 

@@ -73,9 +73,7 @@ def _verdicts() -> list[str]:
 def released_campaign(db, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     call_command("import_mlr_results", str(MLRBENCH), stdout=io.StringIO())
-    papers = list(
-        Artifact.objects.filter(stage=Artifact.Stage.PAPER, research_run__source=ResearchRun.Source.MLRBENCH)
-    )
+    papers = list(Artifact.objects.filter(stage=Artifact.Stage.PAPER, research_run__source=ResearchRun.Source.MLRBENCH))
     assert len(papers) == 30
     reviewer = make_reviewer("crawler", password="crawl-Secret-81")
     campaign = campaign_create(
