@@ -124,16 +124,21 @@ def run_cancel(request: HttpRequest, code: UUID) -> HttpResponse:
     return redirect("benchmark:run_detail", code=run.code)
 
 
-@require_POST
-@role_required(RESEARCHER, ADMIN)
-def run_share(request: HttpRequest, code: UUID) -> HttpResponse:
+def _managed_run_and_user(request: HttpRequest, code: UUID, **user_filter: object) -> tuple[Run, object | None]:
+    """The run (if this user may share it) and the account the share form names, if any."""
     run = _run_for(request, code)
     if not can_manage_run(request.user, run):
         raise PermissionDenied
     form = ShareForm(request.POST)
-    user = None
-    if form.is_valid():
-        user = get_user_model().objects.filter(username=form.cleaned_data["username"], is_active=True).first()
+    if not form.is_valid():
+        return run, None
+    return run, get_user_model().objects.filter(username=form.cleaned_data["username"], **user_filter).first()
+
+
+@require_POST
+@role_required(RESEARCHER, ADMIN)
+def run_share(request: HttpRequest, code: UUID) -> HttpResponse:
+    run, user = _managed_run_and_user(request, code, is_active=True)
     if user is None or not is_researcher(user):
         messages.error(request, "No researcher with that username.")
     else:
@@ -146,13 +151,7 @@ def run_share(request: HttpRequest, code: UUID) -> HttpResponse:
 @role_required(RESEARCHER, ADMIN)
 def run_unshare(request: HttpRequest, code: UUID) -> HttpResponse:
     """Revoke a share: the page answers 403 from then on, and an open stream closes with 4403."""
-    run = _run_for(request, code)
-    if not can_manage_run(request.user, run):
-        raise PermissionDenied
-    form = ShareForm(request.POST)
-    user = None
-    if form.is_valid():
-        user = get_user_model().objects.filter(username=form.cleaned_data["username"]).first()
+    run, user = _managed_run_and_user(request, code)
     if user is None or not services.run_share_revoke(run=run, user=user, by=request.user):
         messages.error(request, "This run is not shared with that username.")
     else:
