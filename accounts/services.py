@@ -204,7 +204,7 @@ def invitation_accept(*, invitation: Invitation, password: str | None = None) ->
     The row is locked and its state read again inside the transaction: of two tabs submitting
     the same link, or a revocation landing between the page and the submit, one wins cleanly.
     """
-    current = Invitation.objects.select_for_update().select_related("user").get(pk=invitation.pk)
+    current = Invitation.objects.select_for_update().get(pk=invitation.pk)  # no join: PostgreSQL locks one table
     if current.state() != Invitation.State.PENDING:
         raise InvitationUnusable(current)
     user = current.user
