@@ -210,3 +210,18 @@ def test_it_creates_the_admin_once(db, monkeypatch):
     call_command("ensure_admin", stdout=second)
     assert "password:" in first.getvalue()
     assert "exists" in second.getvalue() and "password:" not in second.getvalue()
+
+
+def test_it_lists_invitations_to_admins_read_only_with_a_revoke_action(db, client_for, admin_user, researcher):
+    _invite("listed@example.org")
+    invitation = Invitation.objects.get()
+    url = "/admin/accounts/invitation/"
+    page = client_for(admin_user).get(url)
+    assert page.status_code == 200 and b"listed@example.org" in page.content and b"pending" in page.content
+    assert invitation.token_hash.encode() not in page.content
+    assert client_for(admin_user).get(f"{url}add/").status_code == 403  # made by invite_reviewer only
+    done = client_for(admin_user).post(url, {"action": "revoke", "_selected_action": [invitation.pk]}, follow=True)
+    assert b"1 invitation(s) revoked" in done.content
+    invitation.refresh_from_db()
+    assert invitation.state() == "revoked" and invitation.revoked_by == admin_user
+    assert client_for(researcher).get(url).status_code == 302  # not staff: the admin's own login page
