@@ -15,3 +15,6 @@ class AccountsConfig(AppConfig):
     def ready(self) -> None:
         # Groups exist as soon as the schema does, also in the test database.
         post_migrate.connect(_ensure_roles, sender=self, dispatch_uid="accounts.ensure_roles")
+        from accounts import signals
+
+        signals.connect()

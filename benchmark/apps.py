@@ -4,3 +4,8 @@ from django.apps import AppConfig
 class BenchmarkConfig(AppConfig):
     name = "benchmark"
     verbose_name = "Benchmark: tasks, runs, research pipeline"
+
+    def ready(self) -> None:
+        from benchmark import signals
+
+        signals.connect()

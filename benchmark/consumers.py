@@ -1,5 +1,9 @@
 """The live run stream. Relays only: permission check in connect, one group per run, no writes.
 
+The socket closes with 4403 when its user loses access (a share revoked, a role removed...):
+see accounts.consumers.AccessGuard, which re-checks on "access.changed" messages to the run's
+group and the user's, never per relayed step.
+
 Reconnect rule: the client says the last step index it holds ({"after": N}); the consumer sends
 every committed step after it from the database, then relays live steps, skipping any index it
 already sent and filling any gap from the database - so nothing is lost and nothing repeats.
@@ -10,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from accounts.consumers import ACCESS_LOST, AccessGuard
 from benchmark import progress
 from benchmark.models import Run
 from benchmark.permissions import can_view_run
@@ -19,30 +23,28 @@ from benchmark.permissions import can_view_run
 BATCH = 200
 
 
-class RunStreamConsumer(AsyncJsonWebsocketConsumer):
+class RunStreamConsumer(AccessGuard):
+    last_sent: int | None = None  # nothing is relayed until the client says where it stands
+
     async def connect(self) -> None:
         user = self.scope.get("user")
         code = self.scope["url_route"]["kwargs"]["code"]
-        self.run_id: int | None = await database_sync_to_async(self._authorised_run)(user, code)
-        if self.run_id is None:
-            await self.close(code=4403)
+        self.run_id: int | None = await database_sync_to_async(self._run_id)(code)
+        # Unknown run, anonymous and foreign look the same.
+        if self.run_id is None or user is None or not user.is_authenticated:
+            await self.close(code=ACCESS_LOST)
             return
-        self.last_sent: int | None = None  # nothing is relayed until the client says where it stands
-        self.group = progress.run_group(code)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        if not await self.guard_start(user, progress.run_group(code)):
+            await self.close(code=ACCESS_LOST)
+            return
         await self.accept()
 
-    def _authorised_run(self, user: Any, code: Any) -> int | None:
-        if user is None or not user.is_authenticated:
-            return None
-        run = Run.objects.filter(code=code).first()
-        if run is None or not can_view_run(user, run):
-            return None
-        return run.pk
+    def _run_id(self, code: Any) -> int | None:
+        return Run.objects.filter(code=code).values_list("pk", flat=True).first()
 
-    async def disconnect(self, code: int) -> None:
-        if getattr(self, "group", None):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+    def allowed(self, user: Any) -> bool:
+        run = Run.objects.filter(pk=self.run_id).first()
+        return run is not None and can_view_run(user, run)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         after = content.get("after") if isinstance(content, dict) else None

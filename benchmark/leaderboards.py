@@ -27,6 +27,7 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.roles import ADMIN, RESEARCHER, is_admin, role_required
 from benchmark.mlgym_results import ACTION_ORDER, action_family, baseline_cell
 from benchmark.models import Leaderboard, Run, RunGroup, Step
+from benchmark.permissions import visible_runs
 from benchmark.scoring import (
     BASELINE,
     Direction,
@@ -277,11 +278,8 @@ class Source(models.TextChoices):
 
 
 def leaderboard_runs(user: Any) -> QuerySet[Run]:
-    """Runs a user may rank: admins all; researchers their own, those shared with them, and imported ones."""
-    runs = Run.objects.all()
-    if is_admin(user):
-        return runs
-    return runs.filter(Q(owner=user) | Q(shared_with=user) | Q(source=Run.Source.MLGYM)).distinct()
+    """Runs a user may rank: exactly the runs they may see (benchmark.permissions)."""
+    return visible_runs(user)
 
 
 class LeaderboardFilter(forms.Form):

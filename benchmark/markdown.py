@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import re
+import secrets
 from collections.abc import Callable
 
 import nh3
@@ -26,9 +27,10 @@ _MATH = re.compile(
     r"|(?<![\\$])\$(?=\S)[^$\n]+?(?<=\S)(?<!\\)\$(?!\d)",  # $ ... $ on one line
     re.DOTALL,
 )
-# Plain letters: markdown-it leaves them alone (it rewrites control characters such as NUL).
-_PLACEHOLDER = "REFEREEMATH{}Q"
-_PLACEHOLDER_RE = re.compile(r"REFEREEMATH(\d+)Q")
+# Plain letters and digits: markdown-it leaves them alone (it rewrites control characters such as
+# NUL). A nonce drawn per render makes them unguessable: an author's text that spells a placeholder
+# cannot make the restore step duplicate a formula or delete one.
+_PLACEHOLDER = "REFEREEMATH{nonce}N{index}Q"
 
 _TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "del", "div", "em", "figcaption", "figure",
@@ -46,14 +48,16 @@ _ATTRIBUTES = {
 }
 
 
-def _protect_math(text: str) -> tuple[str, list[str]]:
+def _protect_math(text: str) -> tuple[str, list[str], re.Pattern[str]]:
+    """(text with placeholders, the formulas, the pattern of this render's placeholders)."""
     found: list[str] = []
+    nonce = secrets.token_hex(8)
 
     def keep(match: re.Match[str]) -> str:
         found.append(match.group(0))
-        return _PLACEHOLDER.format(len(found) - 1)
+        return _PLACEHOLDER.format(nonce=nonce, index=len(found) - 1)
 
-    return _MATH.sub(keep, text), found
+    return _MATH.sub(keep, text), found, re.compile(_PLACEHOLDER.format(nonce=nonce, index=r"(\d+)"))
 
 
 def _parser(image_url: Callable[[str], str | None] | None) -> MarkdownIt:
@@ -81,7 +85,7 @@ def _parser(image_url: Callable[[str], str | None] | None) -> MarkdownIt:
 
 def markdown_html(text: str, *, image_url: Callable[[str], str | None] | None = None) -> SafeString:
     """Sanitised HTML for `text`. `image_url(src)` maps each image path to a served URL, or None if missing."""
-    protected, maths = _protect_math(text or "")
+    protected, maths, placeholder = _protect_math(text or "")
     rendered = _parser(image_url).render(protected)
 
     def restore(match: re.Match[str]) -> str:
@@ -92,7 +96,7 @@ def markdown_html(text: str, *, image_url: Callable[[str], str | None] | None = 
         # (a stray "$5 ... $10" in prose stays prose).
         return f'<span class="math">{html.escape(maths[index], quote=False)}</span>'
 
-    rendered = _PLACEHOLDER_RE.sub(restore, rendered)
+    rendered = placeholder.sub(restore, rendered)
     cleaned = nh3.clean(
         rendered,
         tags=_TAGS,

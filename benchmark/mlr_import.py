@@ -84,23 +84,35 @@ def find_imported_run(*, task_slug: str, backbone: str) -> ResearchRun | None:
 
 
 def _usage(path: Path) -> tuple[int, int, str]:
-    """(tokens in, tokens out, problem) from an Anthropic- or OpenAI-shaped usage file."""
+    """(tokens in, tokens out, problem) from an Anthropic- or OpenAI-shaped usage file.
+
+    A count that is not a number is a problem named by file and field, and the stage's tokens
+    stay 0 with that problem shown beside them (never a silent zero, never a crash).
+    """
     if not path.is_file():
         return 0, 0, f"{path.name} missing"
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
         return 0, 0, f"{path.name} unreadable ({exc})"
+    if not isinstance(data, dict):
+        return 0, 0, f"{path.name}: expected an object, got {type(data).__name__}"
     if "input_tokens" in data:
-        tokens_in = (
-            int(data.get("input_tokens") or 0)
-            + int(data.get("cache_creation_input_tokens") or 0)
-            + int(data.get("cache_read_input_tokens") or 0)
+        fields_in, field_out = (
+            ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"),
+            "output_tokens",
         )
-        return tokens_in, int(data.get("output_tokens") or 0), ""
-    if "prompt_tokens" in data:
-        return int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0), ""
-    return 0, 0, f"{path.name} has neither input_tokens nor prompt_tokens"
+    elif "prompt_tokens" in data:
+        fields_in, field_out = ("prompt_tokens",), "completion_tokens"
+    else:
+        return 0, 0, f"{path.name} has neither input_tokens nor prompt_tokens"
+    counts = {}
+    for name in (*fields_in, field_out):
+        value = data.get(name) or 0
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return 0, 0, f"{path.name}: {name}: {json.dumps(value)[:40]} is not a token count (tokens unknown)"
+        counts[name] = value
+    return sum(counts[name] for name in fields_in), counts[field_out], ""
 
 
 def _backbone_model(results: Path, backbone: str) -> str:
@@ -192,8 +204,17 @@ def figure_relative(ref: str) -> str | None:
     return clean_relative(joined.removeprefix("results/"))
 
 
-def _read(path: Path) -> str:
-    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+def _read(path: Path, faults: list[str]) -> str:
+    """The file's text; bytes that are not UTF-8 are shown as U+FFFD and named as a fault."""
+    if not path.is_file():
+        return ""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        faults.append(f"{path.name}:{line}: not UTF-8 (byte offset {exc.start}); undecodable bytes shown as \ufffd")
+        return data.decode("utf-8", errors="replace")
 
 
 def _upsert(run: ResearchRun, stage: str, **fields: Any) -> Artifact:
@@ -243,7 +264,7 @@ def _import_run(*, run_dir: Path, backbone: str, model: str, where: str, report:
         report.errors.append(f"{where}: task {run_dir.name} is not imported (run import_mlr_tasks first); skipped")
         return
     faults: list[str] = []
-    released_task = _read(run_dir / "task.md")
+    released_task = _read(run_dir / "task.md", faults)
     if released_task and released_task.strip() != task.description.strip():
         faults.append("task.md differs from the released task file")
     extra = sorted(d.name for d in run_dir.iterdir() if d.is_dir() and d.name not in ("results", "claude_code"))
@@ -284,7 +305,7 @@ def _import_run(*, run_dir: Path, backbone: str, model: str, where: str, report:
 def _import_text_stages(*, run: ResearchRun, run_dir: Path, faults: list[str]) -> list[Artifact]:
     artifacts = []
     for stage, name in STAGE_FILE.items():
-        text = _read(run_dir / name)
+        text = _read(run_dir / name, faults)
         tokens_in, tokens_out, problem = _usage(run_dir / STAGE_USAGE[stage])
         if problem:
             faults.append(f"{stage}: {problem}")
@@ -336,7 +357,7 @@ def _import_experiment(*, run: ResearchRun, run_dir: Path, faults: list[str], re
     trace_path = run_dir / "claude_output.json"
     if trace_path.is_file():
         try:
-            summary, trace_faults = summarise_trace(json.loads(trace_path.read_text()))
+            summary, trace_faults = summarise_trace(json.loads(trace_path.read_bytes()))
             faults += [f"experiment: {f}" for f in trace_faults]
         except ValueError as exc:
             faults.append(f"experiment: claude_output.json is not valid JSON ({exc})")
@@ -346,7 +367,7 @@ def _import_experiment(*, run: ResearchRun, run_dir: Path, faults: list[str], re
         faults.append("experiment: claude_output.json (the trace) missing")
     if results.is_dir():
         files += _copy_tree(artifact=artifact, folder=results, report=report, faults=faults)
-    results_md = _read(results / "results.md")
+    results_md = _read(results / "results.md", faults)
     logs = [f for f in ("results/log.txt", "results/experiment.log", "results/run_log.txt") if f in files]
     if "results/log.txt" not in files:
         faults.append("experiment: results/log.txt missing" + (f" (other logs: {', '.join(logs)})" if logs else ""))
@@ -373,7 +394,7 @@ def _import_experiment(*, run: ResearchRun, run_dir: Path, faults: list[str], re
 
 def _import_paper(*, run: ResearchRun, run_dir: Path, faults: list[str], report: RunImportReport) -> Artifact:
     results = run_dir / "results"
-    paper = _read(results / "paper.md")
+    paper = _read(results / "paper.md", faults)
     tokens_in, tokens_out, problem = _usage(run_dir / STAGE_USAGE[Artifact.Stage.PAPER])
     if problem:
         faults.append(f"paper: {problem}")

@@ -275,7 +275,6 @@ class Run(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
     )
-    shared_with = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="shared_runs")
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.REFEREE)
     method = models.CharField(max_length=200, blank=True, help_text="leaderboard method name (agent + model)")
     replay_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replays")
@@ -327,6 +326,43 @@ class Run(models.Model):
         return (end - self.started_at).total_seconds()
 
 
+class RunShare(models.Model):
+    """Read access to a run for a researcher who does not own it, until revoked.
+
+    A revoked share stays as a row (who shared, who revoked, when): the run page then tells its
+    former viewer that access was withdrawn instead of pretending the run never existed.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="shares")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="run_shares")
+    shared_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        constraints = [
+            # One live share per (run, user); revoked ones pile up as history.
+            models.UniqueConstraint(
+                fields=["run", "user"], condition=models.Q(revoked_at__isnull=True), name="runshare_one_live"
+            ),
+        ]
+        # "runs shared with me" in visible_runs: user's live shares.
+        indexes = [models.Index(fields=["user", "revoked_at"], name="runshare_user_live")]
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.run} shared with {self.user}"
+
+    @property
+    def is_live(self) -> bool:
+        return self.revoked_at is None
+
+
 class Step(models.Model):
     """One agent step. Appending is one INSERT; a trajectory is never rewritten."""
 
@@ -337,7 +373,9 @@ class Step(models.Model):
     observation = OutputTextField(blank=True)
     raw_response = OutputTextField(blank=True)
     state = OutputJSONField(default=dict, blank=True)
-    execution_time = models.FloatField(default=0.0, help_text="seconds spent executing the action")
+    execution_time = models.FloatField(
+        null=True, blank=True, default=0.0, help_text="seconds spent executing the action; null = unknown (import)"
+    )
     tokens_sent = models.PositiveIntegerField(default=0)
     tokens_received = models.PositiveIntegerField(default=0)
     cost = models.FloatField(default=0.0)

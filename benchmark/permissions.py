@@ -7,7 +7,12 @@ from typing import Any
 from django.db.models import Q, QuerySet
 
 from accounts.roles import is_admin, is_researcher
-from benchmark.models import Run
+from benchmark.models import Run, RunShare
+
+
+def shared_with(user: Any) -> Q:
+    """Runs with a live share to `user` (one related row must match both conditions)."""
+    return Q(shares__user=user, shares__revoked_at__isnull=True)
 
 
 def visible_runs(user: Any) -> QuerySet[Run]:
@@ -18,7 +23,7 @@ def visible_runs(user: Any) -> QuerySet[Run]:
         return runs
     if not is_researcher(user):
         return runs.none()
-    return runs.filter(Q(owner=user) | Q(shared_with=user) | Q(source=Run.Source.MLGYM)).distinct()
+    return runs.filter(Q(owner=user) | shared_with(user) | Q(source=Run.Source.MLGYM)).distinct()
 
 
 def can_view_run(user: Any, run: Run) -> bool:
@@ -28,7 +33,12 @@ def can_view_run(user: Any, run: Run) -> bool:
         return False
     if run.source == Run.Source.MLGYM:
         return True
-    return run.owner_id == user.pk or run.shared_with.filter(pk=user.pk).exists()
+    return run.owner_id == user.pk or RunShare.objects.filter(run=run, user=user, revoked_at__isnull=True).exists()
+
+
+def had_access(user: Any, run: Run) -> bool:
+    """A share of this run to `user` existed and was revoked: they know the run, so say it is withdrawn."""
+    return bool(getattr(user, "is_authenticated", False)) and RunShare.objects.filter(run=run, user=user).exists()
 
 
 def can_manage_run(user: Any, run: Run) -> bool:

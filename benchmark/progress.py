@@ -5,22 +5,20 @@ run's counters) and one group message to `run_<code>`; nothing ever rewrites a t
 the cost of step 1,000 equals the cost of step 10.
 
 Group messages go out through one event loop per process, kept in a daemon thread, so that the
-Redis connection of the channel layer is reused instead of reopened for every message.
+Redis connection of the channel layer is reused instead of reopened for every message
+(accounts.progress.group_send, shared with the other apps).
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
-import os
-import threading
 from typing import Any, TypedDict
 
-from channels.layers import get_channel_layer
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from accounts.progress import group_send
 from benchmark.models import Run, Score, Step, Task
 
 
@@ -37,7 +35,7 @@ class StepPayload(TypedDict):
     action: str
     observation: str
     state: dict[str, Any]
-    execution_time: float
+    execution_time: float | None
     tokens_sent: int
     tokens_received: int
     cost: float
@@ -50,9 +48,9 @@ class RunPayload(TypedDict):
     exit_status: str
     error: str
     step_count: int
-    cost: float
-    tokens_sent: int
-    tokens_received: int
+    cost: float | None
+    tokens_sent: int | None
+    tokens_received: int | None
     best_attempt: float | None
     best_submission: float | None
     finished: bool
@@ -75,7 +73,7 @@ def step_payload(step: Step, score: Score | None = None) -> StepPayload:
         "action": step.action,
         "observation": step.observation,
         "state": step.state,
-        "execution_time": round(step.execution_time, 4),
+        "execution_time": round(step.execution_time, 4) if step.execution_time is not None else None,
         "tokens_sent": step.tokens_sent,
         "tokens_received": step.tokens_received,
         "cost": step.cost,
@@ -92,41 +90,22 @@ def steps_after(run_id: int, after: int, *, limit: int | None = None) -> list[St
 
 
 def run_payload(run: Run) -> RunPayload:
+    unknown = set((run.params or {}).get("unknown") or ())  # numbers an imported file did not give
     return {
         "status": run.status,
         "exit_status": run.exit_status,
         "error": run.error,
         "step_count": run.step_count,
-        "cost": run.cost,
-        "tokens_sent": run.tokens_sent,
-        "tokens_received": run.tokens_received,
+        "cost": None if "cost" in unknown else run.cost,
+        "tokens_sent": None if "tokens_sent" in unknown else run.tokens_sent,
+        "tokens_received": None if "tokens_received" in unknown else run.tokens_received,
         "best_attempt": run.best_attempt,
         "best_submission": run.best_submission,
         "finished": not run.is_active,
     }
 
 
-# -- sending ----------------------------------------------------------------------------------
-_loop_lock = threading.Lock()
-_loop: asyncio.AbstractEventLoop | None = None
-_loop_pid: int | None = None
-
-
-def _sender_loop() -> asyncio.AbstractEventLoop:
-    """One loop per process (RQ forks a work horse per job: a forked child starts its own)."""
-    global _loop, _loop_pid
-    with _loop_lock:
-        if _loop is None or _loop_pid != os.getpid() or not _loop.is_running():
-            loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="progress-sender", daemon=True).start()
-            _loop, _loop_pid = loop, os.getpid()
-        return _loop
-
-
-def group_send(group: str, message: dict[str, Any], *, timeout: float = 10.0) -> None:
-    layer = get_channel_layer()
-    future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), _sender_loop())
-    future.result(timeout=timeout)
+# -- sending: through the process's one sender loop (accounts.progress.group_send) -------------
 
 
 def run_status_send(run: Run) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from typing import Any
 
+from channels.db import database_sync_to_async
+
+from accounts.consumers import ACCESS_LOST, AccessGuard
 from benchmark.models import ResearchRun
 from benchmark.research_permissions import can_view_research
 from benchmark.research_progress import research_group, research_payload
@@ -18,26 +20,29 @@ def _snapshot(user, code) -> dict | None:  # type: ignore[no-untyped-def]
     return dict(research_payload(run))
 
 
-class ResearchStreamConsumer(AsyncJsonWebsocketConsumer):
+class ResearchStreamConsumer(AccessGuard):
+    """Closed with 4403 when the user loses access (accounts.consumers.AccessGuard)."""
+
     async def connect(self) -> None:
         user = self.scope.get("user")
-        code = self.scope["url_route"]["kwargs"]["code"]
+        self.code = self.scope["url_route"]["kwargs"]["code"]
         if user is None or not user.is_authenticated:
             await self.close(code=4401)
             return
-        snapshot = await _snapshot(user, code)
-        if snapshot is None:
-            await self.close(code=4403)  # unknown run and foreign run look the same
+        # Joined before the snapshot is read: an update landing in between arrives after it, never lost.
+        if not await self.guard_start(user, research_group(self.code)):
+            await self.close(code=ACCESS_LOST)  # unknown run and foreign run look the same
             return
-        self.group = research_group(code)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        snapshot = await _snapshot(user, self.code)
+        if snapshot is None:
+            await self.close(code=ACCESS_LOST)
+            return
         await self.accept()
-        # Joined before the snapshot is sent: an update landing in between arrives after it, never lost.
         await self.send_json({"type": "snapshot", "run": snapshot})
 
-    async def disconnect(self, code: int) -> None:
-        if hasattr(self, "group"):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+    def allowed(self, user: Any) -> bool:
+        run = ResearchRun.objects.filter(code=self.code).first()
+        return run is not None and can_view_research(user, run)
 
     async def research_update(self, message: dict) -> None:
         await self.send_json({"type": "update", "run": message["run"]})

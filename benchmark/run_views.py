@@ -1,4 +1,4 @@
-"""Run pages: list, launch, the live run page, raw log and .traj downloads, cancel, share, replay."""
+"""Run pages: list, launch, the live run page, raw log and .traj downloads, cancel, share, unshare, replay."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from accounts.roles import ADMIN, RESEARCHER, is_researcher, role_required
 from benchmark import progress, services
 from benchmark.llm.check import launch_problem
 from benchmark.models import AgentConfig, Run
-from benchmark.permissions import can_manage_run, can_view_run, visible_runs
+from benchmark.permissions import can_manage_run, can_view_run, had_access, visible_runs
 from benchmark.run_forms import LaunchForm, ShareForm
 from benchmark.trajectories import traj_export
 
@@ -25,9 +25,14 @@ INITIAL_STEPS = 2000  # steps embedded in the page; the websocket sends the rest
 
 
 def _run_for(request: HttpRequest, code: UUID) -> Run:
-    """The run, if this user may see it: 404 for unknown codes and for runs they may not see."""
+    """The run, if this user may see it: 404 for unknown codes and for runs they may not see, 403
+    for a run whose share to them was revoked (they knew it; the page says access was withdrawn)."""
     run = Run.objects.select_related("task", "agent__endpoint", "owner", "replay_of").filter(code=code).first()
-    if run is None or not can_view_run(request.user, run):
+    if run is None:
+        raise Http404("no such run")
+    if not can_view_run(request.user, run):
+        if had_access(request.user, run):
+            raise PermissionDenied("Your access to this run was withdrawn by its owner or an admin.")
         raise Http404("no such run")
     return run
 
@@ -79,7 +84,7 @@ def run_detail(request: HttpRequest, code: UUID) -> HttpResponse:
         "run_state": progress.run_payload(run),
         "can_manage": can_manage_run(request.user, run),
         "share_form": ShareForm(),
-        "shared_with": run.shared_with.order_by("username"),
+        "shared_with": [share.user for share in run.shares.filter(revoked_at__isnull=True).select_related("user")],
         "scores": run.scores.select_related("step").order_by("created_at", "id"),
     }
     return render(request, "benchmark/run_detail.html", context)
@@ -89,7 +94,8 @@ def _log_lines(run: Run) -> Iterator[str]:
     yield f"# run {run.code} - task {run.task.slug} - agent {run.agent.name}\n"
     yield f"# status {run.status} - exit {run.exit_status or '-'} - cost ${run.cost:.4f} - steps {run.step_count}\n"
     for step in run.steps.order_by("index").iterator(chunk_size=500):
-        yield f"\n===== step {step.index} ({step.execution_time:.2f}s) =====\n"
+        took = f"{step.execution_time:.2f}s" if step.execution_time is not None else "time unknown"
+        yield f"\n===== step {step.index} ({took}) =====\n"
         yield f"--- thought\n{step.thought.rstrip()}\n--- action\n{step.action.rstrip()}\n"
         yield f"--- observation\n{step.observation.rstrip()}\n"
 
@@ -125,21 +131,38 @@ def run_cancel(request: HttpRequest, code: UUID) -> HttpResponse:
     return redirect("benchmark:run_detail", code=run.code)
 
 
-@require_POST
-@role_required(RESEARCHER, ADMIN)
-def run_share(request: HttpRequest, code: UUID) -> HttpResponse:
+def _managed_run_and_user(request: HttpRequest, code: UUID, **user_filter: object) -> tuple[Run, object | None]:
+    """The run (if this user may share it) and the account the share form names, if any."""
     run = _run_for(request, code)
     if not can_manage_run(request.user, run):
         raise PermissionDenied
     form = ShareForm(request.POST)
-    user = None
-    if form.is_valid():
-        user = get_user_model().objects.filter(username=form.cleaned_data["username"], is_active=True).first()
+    if not form.is_valid():
+        return run, None
+    return run, get_user_model().objects.filter(username=form.cleaned_data["username"], **user_filter).first()
+
+
+@require_POST
+@role_required(RESEARCHER, ADMIN)
+def run_share(request: HttpRequest, code: UUID) -> HttpResponse:
+    run, user = _managed_run_and_user(request, code, is_active=True)
     if user is None or not is_researcher(user):
         messages.error(request, "No researcher with that username.")
     else:
-        services.run_share(run=run, user=user)
+        services.run_share(run=run, user=user, by=request.user)
         messages.success(request, f"{user.get_username()} can now watch this run.")
+    return redirect("benchmark:run_detail", code=run.code)
+
+
+@require_POST
+@role_required(RESEARCHER, ADMIN)
+def run_unshare(request: HttpRequest, code: UUID) -> HttpResponse:
+    """Revoke a share: the page answers 403 from then on, and an open stream closes with 4403."""
+    run, user = _managed_run_and_user(request, code)
+    if user is None or not services.run_share_revoke(run=run, user=user, by=request.user):
+        messages.error(request, "This run is not shared with that username.")
+    else:
+        messages.success(request, f"{user.get_username()} can no longer watch this run.")
     return redirect("benchmark:run_detail", code=run.code)
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from benchmark import progress
@@ -20,7 +20,7 @@ from benchmark.agent.environment import Environment, Observation
 from benchmark.agent.loop import Decision, ExitStatus, Outcome, Usage, run_loop
 from benchmark.agent.policies import LLMPolicy, ModelSettings, baseline_policy, replay_policy
 from benchmark.agent.prompt import TASK_TEMPLATE, system_message
-from benchmark.models import AgentConfig, Run, RunGroup, Score, Step, Task
+from benchmark.models import AgentConfig, Run, RunGroup, RunShare, Score, Step, Task
 
 log = logging.getLogger(__name__)
 
@@ -97,8 +97,28 @@ def run_cancel(*, run: Run) -> bool:
     return bool(updated)
 
 
-def run_share(*, run: Run, user: AbstractBaseUser) -> None:
-    run.shared_with.add(user)
+def run_share(*, run: Run, user: AbstractBaseUser, by: Any = None) -> RunShare:
+    """Give `user` read access to `run` (the live share if there is one already)."""
+    with transaction.atomic():
+        share = RunShare.objects.filter(run=run, user=user, revoked_at__isnull=True).first()
+        if share is None:
+            try:
+                with transaction.atomic():
+                    share = RunShare.objects.create(run=run, user=user, shared_by=by)
+            except IntegrityError:  # a concurrent share of the same pair won: use it
+                share = RunShare.objects.get(run=run, user=user, revoked_at__isnull=True)
+    return share
+
+
+def run_share_revoke(*, run: Run, user: AbstractBaseUser, by: Any = None) -> bool:
+    """Withdraw `user`'s read access; their open run pages lose the stream at once (see
+    benchmark.signals: the save announces the change to the run's websocket group)."""
+    share = RunShare.objects.filter(run=run, user=user, revoked_at__isnull=True).first()
+    if share is None:
+        return False
+    share.revoked_at, share.revoked_by = timezone.now(), by
+    share.save(update_fields=["revoked_at", "revoked_by"])
+    return True
 
 
 # -- execution ----------------------------------------------------------------------------------

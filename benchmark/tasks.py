@@ -132,11 +132,16 @@ def _hash_parts(parts: list[bytes]) -> str:
 
 def _read_yaml(file: Path) -> dict[str, Any]:
     try:
-        text = file.read_text(encoding="utf-8")
+        data = file.read_bytes()
     except FileNotFoundError:
         raise TaskFormatError(file, "(file)", "not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TaskFormatError(file, "(file)", f"cannot be read: {exc}") from None
+    except OSError as exc:
+        raise TaskFormatError(file, "(file)", f"cannot be read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise TaskFormatError(file, "(file)", f"is not UTF-8 at line {line} (byte offset {exc.start})") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

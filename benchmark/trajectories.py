@@ -24,15 +24,91 @@ SUBMITTING = ("submitted", "autosubmission")
 
 
 class TrajImportError(ValueError):
-    def __init__(self, path: Path | str, field: str, message: str) -> None:
-        super().__init__(f"{path}: {field}: {message}")
+    """A file that cannot be imported: one line naming the file, the line in it, the field."""
+
+    def __init__(self, path: Path | str, field: str, message: str, line: int | None = None) -> None:
+        where = f"{path}:{line}" if line else str(path)
+        super().__init__(f"{where}: {field}: {message}")
 
 
-def _require(data: Any, key: str, kind: type | tuple[type, ...], path: Path, where: str = "") -> Any:
+# -- locating a field in the JSON text, for messages that name its line ---------------------------
+_WS = re.compile(r"[ \t\n\r]*")
+_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def json_offset(text: str, field: str) -> int:
+    """Offset in `text` of the value at `field` ("trajectory[3].execution_time"), or of the deepest
+    enclosing value found (a missing key points at its object). Only called on the error path."""
+    decoder = json.JSONDecoder()
+    pos = _WS.match(text, 0).end()
+    try:
+        for key, index in _PART.findall(field):
+            opening = "[" if index else "{"
+            if text[pos : pos + 1] != opening:
+                return pos
+            cursor = _WS.match(text, pos + 1).end()
+            found = None
+            position = 0
+            while text[cursor : cursor + 1] not in ("]", "}", ""):
+                if not index:
+                    name, cursor = decoder.raw_decode(text, cursor)
+                    cursor = _WS.match(text, cursor).end() + 1  # the ":"
+                    cursor = _WS.match(text, cursor).end()
+                    if name == key:
+                        found = cursor
+                        break
+                elif position == int(index):
+                    found = cursor
+                    break
+                _, cursor = decoder.raw_decode(text, cursor)
+                cursor = _WS.match(text, cursor).end()
+                if text[cursor : cursor + 1] == ",":
+                    cursor = _WS.match(text, cursor + 1).end()
+                position += 1
+            if found is None:
+                return pos
+            pos = found
+    except ValueError:  # the text is not JSON after all: point at where the walk stood
+        pass
+    return pos
+
+
+def json_line(text: str, field: str) -> int:
+    return text.count("\n", 0, json_offset(text, field)) + 1
+
+
+class _Doc:
+    """A .traj being read: raises TrajImportError and records data issues, both with lines."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path, self.text = path, text
+        self.issues: list[str] = []
+
+    def error(self, field: str, message: str) -> TrajImportError:
+        return TrajImportError(self.path, field, message, json_line(self.text, field))
+
+    def issue(self, field: str, message: str) -> None:
+        self.issues.append(f"{self.path}:{json_line(self.text, field)}: {field}: {message}")
+
+    def number(self, value: Any, field: str, *, integer: bool = False) -> float | int | None:
+        """A finite number, or None with a data issue: "NaN" and "abc" are not zeros."""
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            self.issue(field, f"{json.dumps(value)[:40]} is not a number: recorded as unknown")
+            return None
+        if integer and (value < 0 or value != int(value)):
+            self.issue(field, f"{value} is not a count: recorded as unknown")
+            return None
+        return int(value) if integer else float(value)
+
+
+def _require(data: Any, key: str, kind: type | tuple[type, ...], doc: _Doc, where: str = "") -> Any:
     if not isinstance(data, dict) or key not in data:
-        raise TrajImportError(path, f"{where}{key}", "missing")
+        raise doc.error(f"{where}{key}", "missing")
     if not isinstance(data[key], kind):
-        raise TrajImportError(path, f"{where}{key}", f"expected {kind}, got {type(data[key]).__name__}")
+        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise doc.error(f"{where}{key}", f"expected {names}, got {type(data[key]).__name__}")
     return data[key]
 
 
@@ -40,6 +116,18 @@ def _finite(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) else None
+
+
+# Run field <- info.model_stats key: the numbers a .traj reports about its run.
+RUN_NUMBERS = (("cost", "total_cost"), ("tokens_sent", "tokens_sent"), ("tokens_received", "tokens_received"),
+               ("api_calls", "api_calls"))  # fmt: skip
+
+
+def _known_task(slug: str) -> bool:
+    """A Task that exists, an MLGym config on this machine, or one of MLGym-Bench's task ids."""
+    if slug in MLGYM_TASKS or Task.objects.filter(slug=slug, is_current=True).exists():
+        return True
+    return bool(settings.MLGYM_DIR) and Path(settings.MLGYM_DIR, "configs", "tasks", f"{slug}.yaml").is_file()
 
 
 def _mlgym_task(slug: str) -> Task:
@@ -91,12 +179,12 @@ def _folder_meta(path: Path) -> dict[str, Any]:
     return meta
 
 
-def _steps(trajectory: list, path: Path) -> list[dict[str, Any]]:
+def _steps(trajectory: list, doc: _Doc) -> list[dict[str, Any]]:
     steps = []
     for position, raw in enumerate(trajectory):
         where = f"trajectory[{position}]."
         if not isinstance(raw, dict):
-            raise TrajImportError(path, f"trajectory[{position}]", "expected an object")
+            raise doc.error(f"trajectory[{position}]", "expected an object")
         state = raw.get("state") or {}
         if isinstance(state, str):
             try:
@@ -106,27 +194,46 @@ def _steps(trajectory: list, path: Path) -> list[dict[str, Any]]:
         steps.append(
             {
                 "thought": str(raw.get("thought") or ""),
-                "action": str(_require(raw, "action", str, path, where)),
+                "action": str(_require(raw, "action", str, doc, where)),
                 "observation": str(raw.get("observation") or ""),
                 "raw_response": str(raw.get("response") or ""),
                 "state": state if isinstance(state, dict) else {"raw": state},
-                "execution_time": _finite(raw.get("execution_time")) or 0.0,
+                "execution_time": doc.number(raw.get("execution_time"), f"{where}execution_time"),
             }
         )
     return steps
 
 
-def traj_import(path: Path | str, *, owner: Any = None, group: RunGroup | None = None) -> tuple[Run, bool]:
-    """Import one .traj file; (run, created). Importing the same file again returns the first run."""
-    path = Path(path)
+def traj_read(path: Path) -> tuple[_Doc, Any]:
+    """The parsed file, or TrajImportError naming the line (and byte) where it stops being JSON."""
     try:
         content = path.read_bytes()
-        data = json.loads(content)
     except OSError as exc:
-        raise TrajImportError(path, "file", str(exc)) from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise TrajImportError(path, "file", f"not JSON ({exc})") from exc
-    key = hashlib.sha256(content).hexdigest()
+        raise TrajImportError(path, "file", exc.strerror or str(exc)) from None
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = content.count(b"\n", 0, exc.start) + 1
+        raise TrajImportError(path, "file", f"not UTF-8 (byte {exc.start}: 0x{content[exc.start]:02x})", line) from None
+    try:
+        return _Doc(path, text), json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TrajImportError(path, "file", f"not JSON ({exc.msg}, column {exc.colno})", exc.lineno) from None
+
+
+def traj_import(
+    path: Path | str, *, owner: Any = None, group: RunGroup | None = None, create_task: bool = False
+) -> tuple[Run, bool]:
+    """Import one .traj file; (run, created). Importing the same file again returns the first run.
+
+    A file error raises TrajImportError (one line: file, line, field) and writes nothing. A value
+    that is not a number where one belongs (`"NaN"`, `"abc"`) is a data issue: the run is imported,
+    that value is recorded as unknown (never as 0) and the issue is kept in `params["import_issues"]`.
+    A task that is not known is an error unless `create_task`.
+    """
+    path = Path(path)
+    doc, data = traj_read(path)
+    key = hashlib.sha256(doc.text.encode()).hexdigest()
     # The same file, or the same MLGym run folder already imported (also by import_mlgym_results,
     # which reads the folder's .traj too): one run per released run, never two.
     existing = (
@@ -136,16 +243,34 @@ def traj_import(path: Path | str, *, owner: Any = None, group: RunGroup | None =
     )
     if existing is not None:
         return existing, False
-    trajectory = _require(data, "trajectory", list, path)
-    info = _require(data, "info", dict, path)
+    if not isinstance(data, dict):
+        raise doc.error("(top level)", f"expected an object, got {type(data).__name__}")
+    trajectory = _require(data, "trajectory", list, doc)
+    info = _require(data, "info", dict, doc)
     stats = info.get("model_stats") or {}
     if not isinstance(stats, dict):
-        raise TrajImportError(path, "info.model_stats", "expected an object")
+        raise doc.error("info.model_stats", "expected an object")
     scores = info.get("score") or []
-    if not isinstance(scores, list) or not all(isinstance(s, dict) for s in scores):
-        raise TrajImportError(path, "info.score", "expected a list of metric objects")
-    steps = _steps(trajectory, path)
+    if not isinstance(scores, list):
+        raise doc.error("info.score", "expected a list of metric objects")
+    for position, entry in enumerate(scores):
+        if not isinstance(entry, dict):
+            raise doc.error(f"info.score[{position}]", "expected an object of metrics")
+    steps = _steps(trajectory, doc)
     meta = _folder_meta(path)
+    slug = meta["task"] if meta["task"] else path.stem
+    if not create_task and not _known_task(slug):
+        raise TrajImportError(
+            path,
+            "task",
+            f"{slug!r} (from the folder name {path.parent.name!r}) is not a known task: no such task, no MLGym "
+            "config for it, not an MLGym-Bench task; load the task first, or pass --create-task",
+        )
+    read = {
+        field: doc.number(stats.get(key), f"info.model_stats.{key}", integer=field != "cost")
+        for field, key in RUN_NUMBERS
+    }
+    unknown = sorted(field for field, value in read.items() if value is None)
     history = data.get("history") if isinstance(data.get("history"), list) else []
     prompt = {}
     if len(history) >= 2 and all(isinstance(h, dict) for h in history[:2]):
@@ -153,7 +278,7 @@ def traj_import(path: Path | str, *, owner: Any = None, group: RunGroup | None =
     exit_status = str(info.get("exit_status") or "")
 
     with transaction.atomic():
-        task = _mlgym_task(meta["task"] if meta["task"] else path.stem)
+        task = _mlgym_task(slug)
         agent, _ = AgentConfig.objects.get_or_create(
             name=meta["model"],
             kind=AgentConfig.Kind.MODEL,
@@ -178,10 +303,10 @@ def traj_import(path: Path | str, *, owner: Any = None, group: RunGroup | None =
             status=Run.Status.FINISHED,
             exit_status=exit_status,
             step_count=len(steps),
-            tokens_sent=int(stats.get("tokens_sent") or 0),
-            tokens_received=int(stats.get("tokens_received") or 0),
-            api_calls=int(stats.get("api_calls") or 0),
-            cost=_finite(stats.get("total_cost")) or 0.0,
+            tokens_sent=read["tokens_sent"] or 0,
+            tokens_received=read["tokens_received"] or 0,
+            api_calls=read["api_calls"] or 0,
+            cost=read["cost"] or 0.0,
             best_attempt=better(valid) if valid else None,
             best_submission=primaries[-1] if submitted else None,
             params={
@@ -189,6 +314,10 @@ def traj_import(path: Path | str, *, owner: Any = None, group: RunGroup | None =
                 "mlgym_folder": path.parent.name,
                 "import": {**meta, "file": path.name, "folder": path.parent.name, "submission": info.get("submission")},
                 "prompt": prompt,
+                # The stored 0 of an unknown number is not a measurement: pages show "unknown".
+                "cost_recorded": read["cost"] is not None,
+                "unknown": unknown,
+                "import_issues": doc.issues,
             },
         )
         rows = Step.objects.bulk_create([Step(run=run, index=i + 1, **fields) for i, fields in enumerate(steps)])

@@ -13,6 +13,7 @@ urlpatterns = [
     path("runs/<uuid:code>/export.traj", run_views.run_traj, name="run_traj"),
     path("runs/<uuid:code>/cancel/", run_views.run_cancel, name="run_cancel"),
     path("runs/<uuid:code>/share/", run_views.run_share, name="run_share"),
+    path("runs/<uuid:code>/unshare/", run_views.run_unshare, name="run_unshare"),
     path("runs/<uuid:code>/replay/", run_views.run_replay, name="run_replay"),
     path("tasks/", task_views.task_list, name="task_list"),
     path("tasks/<uuid:code>/", task_views.task_detail, name="task_detail"),

@@ -154,6 +154,10 @@ CHANNEL_LAYERS = {
     }
 }
 
+# Open websockets re-check their user's access on every access change (a group message) and, as a
+# backstop for changes made behind the app's back, on this timer (accounts.consumers.AccessGuard).
+WS_ACCESS_RECHECK_SECONDS = env_float("WS_ACCESS_RECHECK_SECONDS", 60.0, minimum=0.05)
+
 # Sandboxes.
 SANDBOX_BACKEND = env_choice("SANDBOX_BACKEND", "docker", ("docker", "bwrap", "local"))
 SANDBOX_ALLOW_LOCAL = env_bool("SANDBOX_ALLOW_LOCAL", False)
@@ -188,7 +192,8 @@ MLRBENCH_DIR = env_str("MLRBENCH_DIR", str(_shared / "mlrbench") if (_shared / "
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "accounts:login"
-PASSWORD_RESET_TIMEOUT = env_int("INVITE_LINK_TTL_SECONDS", 7 * 24 * 3600, minimum=60)
+# An invitation link works once, until revoked, for this many days (accounts.models.Invitation).
+INVITATION_TTL_DAYS = env_int("INVITATION_TTL_DAYS", 14, minimum=1, maximum=365)
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -2,13 +2,20 @@
 
 - The item's system names (backbone label, provider, model, family) are replaced by "[system]"
   in every text shown (paper, supplementary files); in the paper after rendering, so they are
-  gone from text, link targets and alt text alike.
+  gone from text, link targets and alt text alike. Names inside identifiers go too: at CamelCase
+  humps and snake_case parts, with a version glued on (AnthropicClient, OpenAIHypothesisGenerator,
+  claude_client, gpt4o_results).
+- The model's preamble and sign-off around the paper (and around prose supplementary files) are
+  cut from the reviewer's copy (review.chatter); the stored artifact is never changed.
+- Every change (cut, scrub, hidden cost) is listed per item for the admin (`item_changes`, stored
+  with the render on the campaign item and shown on the campaign page).
 - Image links are rewritten to the assignment's own URL with an HMAC figure id: the stored
   path, the artifact code and the file name never reach the browser. Images that are not
   stored files of the artifact (remote URLs, missing files) are dropped, leaving their alt text.
 - Markdown is rendered with raw HTML disabled and the result is cleaned by nh3 again.
 - Math ($...$, $$...$$) is kept verbatim inside <span class="math"> so markdown cannot mangle it;
   the page typesets it when a math renderer is vendored (the mlr helper's partial), else shows TeX.
+  Its placeholders carry a per-render random nonce, so an author cannot spoof them.
 """
 
 from __future__ import annotations
@@ -18,7 +25,8 @@ import hmac
 import html
 import json
 import re
-from collections.abc import Callable
+import secrets
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
@@ -27,6 +35,7 @@ from django.conf import settings
 from markdown_it import MarkdownIt
 
 from benchmark.models import Artifact
+from review.chatter import strip_chatter
 
 SCRUBBED = "[system]"
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp"}
@@ -78,15 +87,35 @@ def system_names(*labels: str) -> list[str]:
     return sorted((n for n in names if len(n) >= 2), key=len, reverse=True)
 
 
+# Where a name may start: not inside another word, but after an escape such as "\\n" in JSON
+# traces ("\\nclaude_code/"), or at a CamelCase hump inside an identifier (myClaude, LLMClaude).
+_START = (
+    r"(?:(?<![A-Za-z0-9])"
+    r"|(?<=\\[ntr])"
+    r"|(?<=[a-z0-9])(?=[A-Z])"
+    r"|(?<=[A-Z])(?=[A-Z][a-z]))"
+)
+# Then a version glued to it (gpt4o, claude3), any separated suffix (claude-3-7-sonnet, claude_client,
+# gemini-2.5-pro, claude-3.7), and the end of the word, a CamelCase hump or the next capital
+# (AnthropicClient, OpenAIHypothesisGenerator, OpenAILLM).
+_TAIL = (
+    r"(?:[0-9]+(?:\.[0-9]+)*[A-Za-z]?)?"
+    r"(?:[-_][A-Za-z0-9]+|\.[0-9][A-Za-z0-9]*)*"  # a dot only before a version: client.send stays
+    r"(?:(?![A-Za-z0-9])"
+    r"|(?<=[a-z0-9])(?=[A-Z])"
+    r"|(?<=[A-Z])(?=[A-Z]))"  # OpenAIHypothesis, OpenAILLM, GEMINIAPI
+)
+
+
 @lru_cache(maxsize=256)
 def _pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
     if not names:
         return None
-    # A name plus any version suffix (claude-3-7-sonnet, gemini-2.5-pro), not inside another word.
     alternatives = "|".join(re.escape(n) for n in names)
-    # Not inside another word, but after an escape such as "\\n" in JSON traces ("\\nclaude_code/").
-    start = r"(?:(?<![A-Za-z0-9])|(?<=\\[ntr]))"
-    return re.compile(rf"{start}(?:{alternatives})(?:[-_.][A-Za-z0-9]+)*(?![A-Za-z0-9])", re.IGNORECASE)
+    # Most positions fail on their first character: test it before the boundary alternatives.
+    first = "".join(sorted({re.escape(c) for n in names for c in (n[0].lower(), n[0].upper())}))
+    # Case-insensitive for the names only: the hump tests around them must see the real case.
+    return re.compile(rf"(?=[{first}]){_START}(?i:{alternatives}){_TAIL}")
 
 
 def scrub(text: str, names: list[str] | tuple[str, ...]) -> str:
@@ -129,25 +158,30 @@ def image_map(files: list[str]) -> dict[str, str]:
 _MATH = re.compile(r"(\$\$.+?\$\$|\\\[.+?\\\]|(?<![\\$\w])\$(?!\s)[^$\n]+?(?<!\s)\$(?![\w$]))", re.DOTALL)
 
 
-def _protect_math(text: str) -> tuple[str, list[str]]:
-    """Swap math for placeholders so markdown leaves underscores and stars inside it alone."""
+def _protect_math(text: str) -> tuple[str, list[str], str]:
+    """Swap math for placeholders so markdown leaves underscores and stars inside it alone.
+
+    The placeholders carry a random nonce drawn per render: an author's text that spells a
+    placeholder cannot make the restore step duplicate a formula or delete one.
+    """
     found: list[str] = []
+    nonce = secrets.token_hex(8)
 
     def keep(m: re.Match[str]) -> str:
         found.append(m.group(0))
-        return f"MATHPLACEHOLDER{len(found) - 1}X"
+        return f"MATH{nonce}N{len(found) - 1}X"
 
-    return _MATH.sub(keep, text), found
+    return _MATH.sub(keep, text), found, nonce
 
 
-def _restore_math(rendered: str, found: list[str]) -> str:
+def _restore_math(rendered: str, found: list[str], nonce: str) -> str:
     def put(m: re.Match[str]) -> str:
         tex = found[int(m.group(1))]
         display = tex.startswith("$$") or tex.startswith("\\[")
         cls = "math display" if display else "math inline"
         return f'<span class="{cls}">{html.escape(tex)}</span>'
 
-    return re.sub(r"MATHPLACEHOLDER(\d+)X", put, rendered)
+    return re.sub(rf"MATH{nonce}N(\d+)X", put, rendered)
 
 
 def _markdown() -> MarkdownIt:
@@ -160,7 +194,7 @@ _MD = _markdown()
 
 def render_markdown(text: str, *, image_url: Callable[[str], str | None]) -> str:
     """Markdown -> clean HTML. `image_url(src)` gives the opaque URL of a stored image, or None to drop it."""
-    source, math = _protect_math(text)
+    source, math, nonce = _protect_math(text)
     tokens = _MD.parse(source)
     for token in tokens:
         for child in token.children or []:
@@ -179,7 +213,7 @@ def render_markdown(text: str, *, image_url: Callable[[str], str | None]) -> str
                 child.attrSet("src", url)
                 child.attrSet("loading", "lazy")
     rendered = _MD.renderer.render(tokens, _MD.options, {})
-    rendered = _restore_math(rendered, math)
+    rendered = _restore_math(rendered, math, nonce)
     return nh3.clean(
         rendered,
         tags=ALLOWED_TAGS,
@@ -229,7 +263,7 @@ def item_system_names(item) -> list[str]:  # item: review.models.CampaignItem
 
 
 _FIG = "REVIEWFIGURE{}X"
-RENDERER_VERSION = "3"  # bump when rendering or scrubbing changes: stored renders are then redone
+RENDERER_VERSION = "4"  # bump when rendering, scrubbing or cutting changes: stored renders are then redone
 
 
 def render_key(text: str, files: list[str], names: list[str]) -> str:
@@ -252,9 +286,10 @@ def render_blinded(text: str, files: tuple[str, ...], names: tuple[str, ...]) ->
             used.append(rel)
         return _FIG.format(used.index(rel))
 
-    # Scrub the rendered HTML, not the source: image paths must still match the stored files, and
-    # the placeholders that replace them carry no name.
-    return scrub(render_markdown(text, image_url=url), names), tuple(used)
+    # The model's preamble and sign-off go (review.chatter); then scrub the rendered HTML, not the
+    # source: image paths must still match the stored files, and their placeholders carry no name.
+    copy = strip_chatter(text).text
+    return scrub(render_markdown(copy, image_url=url), names), tuple(used)
 
 
 _render_cached = lru_cache(maxsize=256)(render_blinded)
@@ -273,9 +308,13 @@ def item_render(item) -> tuple[str, tuple[str, ...]]:  # item: review.models.Cam
 
 
 def with_figure_urls(template: str, used: tuple[str, ...], *, assignment_code: str, base_url: str) -> str:
-    """Put the assignment's own opaque figure URLs into a shared render."""
+    """Put the assignment's own opaque figure URLs into a shared render.
+
+    Only `src="..."` attributes are filled in: an author who writes the placeholder in the text
+    (where markdown escapes the quotes) or in a link target gets it back as it was typed.
+    """
     for i, rel in enumerate(used):
-        template = template.replace(_FIG.format(i), base_url + figure_id(assignment_code, rel))
+        template = template.replace(f'src="{_FIG.format(i)}"', f'src="{base_url}{figure_id(assignment_code, rel)}"')
     return template
 
 
@@ -290,8 +329,148 @@ def find_file(*, files: list[str], assignment_code: str, fid: str, extensions: s
 
 
 _COST = re.compile(r"""(?i)(["']?\b(?:total_)?cost(?:_usd|_in_usd)?\b["']?\s*[:=]\s*)["']?\$?[\d.eE+-]+["']?""")
+PROSE_EXTENSIONS = {".md", ".txt"}  # written by the model: its chatter is cut there too
+
+
+def _hide_cost(m: re.Match[str]) -> str:
+    return m.group(1) + '"[hidden]"'
 
 
 def scrub_supplementary(text: str, names: list[str]) -> str:
     """Code and traces: system names out, and recorded costs (`"cost_usd": 1.23`) hidden."""
-    return _COST.sub(lambda m: m.group(1) + '"[hidden]"', scrub(text, names))
+    return _COST.sub(_hide_cost, scrub(text, names))
+
+
+def quoted_chatter(artifact: Artifact) -> list[str]:
+    """Lines of the chatter cut from the run's stage texts (idea, literature, proposal, paper...).
+
+    A trace quotes them when the coding agent reads those files ("1\tHere is a literature review
+    on..."), so they are cut from every supplementary file too, raw or JSON-escaped.
+    """
+    texts = Artifact.objects.filter(research_run_id=artifact.research_run_id).values_list("content", flat=True)
+    lines = {
+        line.strip()
+        for text in texts
+        for cut in strip_chatter(text).cuts
+        for line in cut.text.splitlines()
+        if len(line.strip()) >= QUOTED_MIN
+    }
+    return sorted(lines, key=lambda line: (-len(line), line))
+
+
+QUOTED_MIN = 24  # characters: shorter chatter lines ("---", "Sure!") are too common to cut anywhere
+
+
+def _spellings(line: str) -> list[str]:
+    return list(dict.fromkeys([line, json.dumps(line)[1:-1]]))  # as written, and inside a JSON string
+
+
+def blind_file(rel: str, text: str, names: list[str], quoted: list[str] = ()) -> str:
+    """A supplementary file as a reviewer gets it: chatter cut (prose files, and quoted anywhere),
+    names scrubbed, costs hidden."""
+    if PurePosixPath(rel).suffix.lower() in PROSE_EXTENSIONS:
+        text = strip_chatter(text).text
+    for line in quoted:
+        for spelling in _spellings(line):
+            text = text.replace(spelling, "")
+    return scrub_supplementary(text, names)
+
+
+# ---------------------------------------------------------------- every change, for the admin
+
+
+_WORD = re.compile(r"[A-Za-z0-9_]*")
+
+
+def _grouped(
+    kind: str, matches: Iterator[re.Match[str]], text: str, first_line: int, shown: Callable, *, expand: bool = True
+) -> list:
+    """One entry per distinct original word (the whole identifier a name sat in, so the admin sees
+    AnthropicClient -> [system]Client): how often, on which lines (the first 20)."""
+    groups: dict[str, dict] = {}
+    line, pos = first_line, 0
+    for m in matches:
+        line += text.count("\n", pos, m.start())
+        pos = m.start()
+        start, end = m.start(), m.end()
+        if expand:
+            if start >= 2 and text[start - 2] == "\\" and text[start - 1] in "ntr":
+                start -= 2  # a JSON escape right before the name: show it, it is why the name was found
+            else:
+                start -= len(_WORD.match(text[max(0, start - 80) : start][::-1]).group(0))
+            end += len(_WORD.match(text, end).group(0))
+        word = text[start:end]
+        entry = groups.setdefault(
+            word,
+            {
+                "kind": kind,
+                "text": word,
+                "shown": text[start : m.start()] + shown(m) + text[m.end() : end],
+                "count": 0,
+                "lines": [],
+            },
+        )
+        entry["count"] += 1
+        if len(entry["lines"]) < 20 and line not in entry["lines"]:
+            entry["lines"].append(line)
+    return sorted(groups.values(), key=lambda e: (e["lines"][0], e["text"]))
+
+
+def text_changes(text: str, names: list[str], *, prose: bool, costs: bool, quoted: list[str] = ()) -> list[dict]:
+    """Every change the reviewer's copy of `text` makes: cuts, scrubs and hidden costs, with lines
+    of the original text (what the judge and the record keep, untouched)."""
+    changes: list[dict] = []
+    first_line = 1
+    if prose:
+        stripped = strip_chatter(text)
+        changes += [
+            {"kind": cut.kind, "text": cut.text, "shown": "", "count": 1, "lines": [cut.line]} for cut in stripped.cuts
+        ]
+        text, first_line = stripped.text, stripped.first_line
+    for line in quoted:
+        for spelling in _spellings(line):
+            found = re.finditer(re.escape(spelling), text)
+            changes += _grouped("quoted-chatter", found, text, first_line, lambda m: "", expand=False)
+            text = text.replace(spelling, "")
+    pattern = _pattern(tuple(names))
+    if pattern is not None:
+        changes += _grouped("scrub", pattern.finditer(text), text, first_line, lambda m: SCRUBBED)
+    if costs:
+        scrubbed = scrub(text, names)  # as served: costs are hidden after the scrub
+        changes += _grouped("cost", _COST.finditer(scrubbed), scrubbed, first_line, _hide_cost)
+    return changes
+
+
+def supplementary_files(item) -> list[tuple[Artifact, str]]:  # item: review.models.CampaignItem
+    """(artifact, relpath) of the text files a reviewer may open: the item's and its run's experiment stage."""
+    item_artifact = item.artifact
+    artifacts = [item_artifact]
+    experiment = (
+        Artifact.objects.filter(research_run_id=item_artifact.research_run_id, stage=Artifact.Stage.EXPERIMENT)
+        .exclude(pk=item_artifact.pk)
+        .first()
+    )
+    if experiment:
+        artifacts.append(experiment)
+    return [
+        (artifact, rel)
+        for artifact in artifacts
+        for rel in artifact.files or []
+        if PurePosixPath(rel).suffix.lower() in TEXT_EXTENSIONS
+    ]
+
+
+def item_changes(item, names: list[str]) -> list[dict]:  # item: review.models.CampaignItem
+    """[{"file", "changes": [...]}]: the paper's changes, then each supplementary file's."""
+    out = [{"file": "paper", "changes": text_changes(item.artifact.content, names, prose=True, costs=False)}]
+    quoted = quoted_chatter(item.artifact)
+    for artifact, rel in supplementary_files(item):
+        path = resolve_stored(str(artifact.code), rel)
+        if path is None:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        prose = PurePosixPath(rel).suffix.lower() in PROSE_EXTENSIONS
+        changes = text_changes(text, names, prose=prose, costs=True, quoted=quoted)
+        if changes:
+            out.append({"file": f"{artifact.stage}/{rel}", "changes": changes})
+    return out

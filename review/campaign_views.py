@@ -1,4 +1,5 @@
-"""Admin pages of a campaign: list, create, progress, assign, reclaim, reassign, export."""
+"""Admin pages of a campaign: list, create, progress (with every blinding change), assign, reclaim,
+reassign, re-check blinding, export."""
 
 from __future__ import annotations
 
@@ -10,14 +11,16 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.roles import ADMIN, role_required
 from review import exports
 from review.forms import CampaignForm, ConflictForm, ReassignForm
-from review.models import Assignment, Campaign
+from review.models import Assignment, Campaign, CampaignItem
 from review.services import (
     AssignmentError,
+    AssignResult,
     assignment_reassign,
     campaign_assign,
     campaign_progress,
     campaign_reclaim,
     conflict_add,
+    item_prerender,
 )
 from review.services import (
     campaign_create as campaign_create_service,
@@ -60,6 +63,7 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
 def campaign_detail(request: HttpRequest, code: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign.objects.select_related("rubric"), code=code)
     progress = campaign_progress(campaign=campaign)
+    blinding_rows = [_blinding_row(item) for item in progress["items"]]
     return render(
         request,
         "review/campaign_detail.html",
@@ -69,8 +73,21 @@ def campaign_detail(request: HttpRequest, code: str) -> HttpResponse:
             "reassign_form": ReassignForm(campaign=campaign),
             "conflict_form": ConflictForm(campaign=campaign),
             "conflicts": campaign.conflicts.select_related("reviewer", "item").order_by("id"),
+            "blinding_rows": blinding_rows,
+            "blinding_stale": sum(row["stale"] for row in blinding_rows),
         },
     )
+
+
+def _blinding_row(item: CampaignItem) -> dict:
+    """One item's changes for the campaign page, counted by kind; stale when rendered by older rules."""
+    files = item.blinding_changes or []
+    counts: dict[str, int] = {}
+    for entry in files:
+        for change in entry["changes"]:
+            counts[change["kind"]] = counts.get(change["kind"], 0) + change["count"]
+    stale = not item.rendered_key or not files
+    return {"item": item, "files": files, "counts": sorted(counts.items()), "stale": stale}
 
 
 @require_POST
@@ -79,9 +96,28 @@ def campaign_assign_view(request: HttpRequest, code: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, code=code)
     result = campaign_assign(campaign=campaign)
     messages.success(request, f"{result.created} assignment(s) made.")
+    _assign_problems(request, result)
+    return redirect("review:campaign_detail", campaign.code)
+
+
+def _assign_problems(request: HttpRequest, result: AssignResult) -> None:
+    for username, reason in sorted(result.refused.items()):
+        messages.error(request, f"Nothing assigned to {username}: {reason}.")
     if result.shortfall:
         gaps = ", ".join(f"{item} ({n})" for item, n in sorted(result.shortfall.items()))
         messages.error(request, f"No eligible reviewer left for: {gaps}. Add reviewers or relax conflicts.")
+
+
+@require_POST
+@role_required(ADMIN)
+def campaign_reblind_view(request: HttpRequest, code: str) -> HttpResponse:
+    """Render every item's reviewer copy again and list its changes (after the blinding rules changed)."""
+    campaign = get_object_or_404(Campaign, code=code)
+    items = campaign.items.select_related("artifact__research_run", "artifact__experiment_run__agent")
+    for item in items:
+        item.campaign = campaign
+        item_prerender(item=item, force=True)
+    messages.success(request, f"Blinding checked again for {len(items)} item(s).")
     return redirect("review:campaign_detail", campaign.code)
 
 
@@ -92,6 +128,7 @@ def campaign_reclaim_view(request: HttpRequest, code: str) -> HttpResponse:
     reclaimed = campaign_reclaim(campaign=campaign)
     result = campaign_assign(campaign=campaign)
     messages.success(request, f"{len(reclaimed)} assignment(s) reclaimed, {result.created} new one(s) made.")
+    _assign_problems(request, result)
     return redirect("review:campaign_detail", campaign.code)
 
 

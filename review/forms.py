@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 
 from accounts.roles import REVIEWER
 from benchmark.models import Artifact
+from review.eligibility import identifying_members
 from review.models import Campaign
 
 MAX_JUSTIFICATION = 5000
@@ -154,6 +155,10 @@ class CampaignForm(forms.ModelForm):
         wrong = [a for a in data.get("artifacts") or [] if a.stage != stage]
         if wrong:
             self.add_error("artifacts", f"{len(wrong)} selected item(s) are not of stage {stage}")
+        reviewers = list(data.get("reviewers") or [])
+        run_ids = {a.research_run_id for a in data.get("artifacts") or []}
+        for reason in identifying_members([u.pk for u in reviewers], run_ids).values():
+            self.add_error("reviewers", f"{reason}: an account that can see runs or judgments cannot review them.")
         return data
 
 

@@ -8,7 +8,6 @@ becomes a fault naming file, line and column, printed and stored on the campaign
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -22,6 +21,7 @@ from accounts.roles import REVIEWER
 from accounts.services import roles_ensure
 from benchmark.models import Artifact, ResearchRun
 from judge.models import Rubric
+from review.csvfile import CsvFileError, read_csv
 from review.forms import score_dimensions
 from review.models import Assignment, Campaign, CampaignItem, CampaignReviewer, Review
 from review.services import campaign_add_items
@@ -58,17 +58,10 @@ class ImportReport:
 
 
 def _read(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    if not path.is_file():
-        raise ImportError_(f"{path}: file not found")
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.DictReader(fh)
-        header = [h.strip() for h in reader.fieldnames or []]
-        reader.fieldnames = header
-        rows = list(reader)
-    missing = [c for c in KEY_COLUMNS if c not in header]
-    if missing:
-        raise ImportError_(f"{path}: missing column(s) {', '.join(missing)}")
-    return header, rows
+    try:
+        return read_csv(path, KEY_COLUMNS)
+    except CsvFileError as exc:
+        raise ImportError_(str(exc)) from None
 
 
 def _campaign(name: str, *, k: int) -> Campaign:
@@ -135,7 +128,9 @@ def import_human_reviews(
         now = timezone.now()
         for line, row in enumerate(rows, start=2):
             where = f"{path.name}:{line}"
-            rid, model, workshop = (row.get(c, "").strip() for c in KEY_COLUMNS)
+            rid, model, workshop = ((row.get(c) or "").strip() for c in KEY_COLUMNS)
+            if row.get(None):  # more cells than the header names
+                report.fault("extra_cells", where, f"{len(row[None])} cell(s) beyond the header: ignored")
             if not (rid and model and workshop):
                 report.fault("bad_row", where, "empty reviewer_id, model_name or workshop_name: row skipped")
                 continue

@@ -92,6 +92,11 @@ class CampaignItem(models.Model):
     rendered_html = models.TextField(blank=True)
     rendered_figures = models.JSONField(default=list, blank=True, help_text="stored paths behind the placeholders")
     rendered_key = models.CharField(max_length=64, blank=True, help_text="blinding.render_key of the stored render")
+    blinding_changes = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="every cut, scrub and hidden cost of the reviewer's copy (blinding.item_changes)",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

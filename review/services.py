@@ -24,6 +24,7 @@ from accounts.models import Profile
 from benchmark.models import Artifact
 from judge.models import Rubric
 from review import blinding
+from review.eligibility import campaign_run_ids, identifying_members, identifying_reason
 from review.models import Assignment, Campaign, CampaignItem, CampaignReviewer, Conflict, Review
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,7 @@ class AssignResult:
     created: int = 0
     shortfall: dict[str, int] = field(default_factory=dict)  # item code -> slots nobody eligible could fill
     attempts: int = 1
+    refused: dict[str, str] = field(default_factory=dict)  # username -> why they get nothing (review.eligibility)
 
 
 def _tags(values: Any) -> set[str]:
@@ -116,20 +118,26 @@ def campaign_add_items(*, campaign: Campaign, artifacts: list[Artifact]) -> int:
     return len(new)
 
 
-def item_prerender(*, item: CampaignItem) -> None:
-    """Store the item's blinded render (see CampaignItem.rendered_html)."""
+def item_prerender(*, item: CampaignItem, force: bool = False) -> None:
+    """Store the item's blinded render (see CampaignItem.rendered_html) and the list of every change
+    it makes to the item's texts (CampaignItem.blinding_changes, shown to the admin)."""
     artifact = item.artifact
     names = blinding.item_system_names(item)
     key = blinding.render_key(artifact.content, list(artifact.files or []), names)
-    if item.rendered_key == key:
+    if item.rendered_key == key and not force:
         return
     html, used = blinding.render_blinded(artifact.content, tuple(artifact.files or []), tuple(names))
     item.rendered_html, item.rendered_figures = html, list(used)
     item.rendered_key = key
-    item.save(update_fields=["rendered_html", "rendered_figures", "rendered_key"])
+    item.blinding_changes = blinding.item_changes(item, names)
+    item.save(update_fields=["rendered_html", "rendered_figures", "rendered_key", "blinding_changes"])
 
 
 def campaign_add_reviewers(*, campaign: Campaign, reviewers: list[Any]) -> int:
+    """Add members; refuses (AssignmentError, nothing added) an account that could identify the systems."""
+    refused = identifying_members([user.pk for user in reviewers], campaign_run_ids(campaign))
+    if refused:
+        raise AssignmentError("; ".join(refused.values()))
     added = 0
     for user in reviewers:
         profile = Profile.objects.filter(user=user).first()
@@ -145,12 +153,16 @@ def campaign_add_reviewers(*, campaign: Campaign, reviewers: list[Any]) -> int:
 # ---------------------------------------------------------------- assignment
 
 
-def _plan(campaign: Campaign) -> tuple[list[Assignment], dict[str, int]]:
+def _plan(campaign: Campaign) -> tuple[list[Assignment], dict[str, int], dict[str, str]]:
     """Greedy balanced plan: most-constrained items first; per slot the least-loaded eligible reviewer,
-    expertise overlap breaking ties (so expertise is matched where it costs no balance)."""
+    expertise overlap breaking ties (so expertise is matched where it costs no balance). Members who
+    could identify the systems (review.eligibility) get nothing, and are returned with the reason."""
     k = campaign.reviewers_per_item
     items = list(campaign.items.select_related("artifact__research_run"))
-    members = list(campaign.members.filter(active=True))
+    members = list(campaign.members.filter(active=True).select_related("reviewer"))
+    blocked = identifying_members([m.reviewer_id for m in members], {i.artifact.research_run_id for i in items})
+    refused = {m.reviewer.get_username(): blocked[m.reviewer_id] for m in members if m.reviewer_id in blocked}
+    members = [m for m in members if m.reviewer_id not in blocked]
     taken: set[tuple[int, int]] = set()
     live_slots: dict[int, set[int]] = defaultdict(set)
     load: dict[int, int] = defaultdict(int)
@@ -198,7 +210,7 @@ def _plan(campaign: Campaign) -> tuple[list[Assignment], dict[str, int]]:
             plan.append(Assignment(campaign=campaign, item=item, reviewer_id=best.reviewer_id, slot=slot))
             taken.add((item.pk, best.reviewer_id))
             load[best.reviewer_id] += 1
-    return plan, shortfall
+    return plan, shortfall, refused
 
 
 def campaign_assign(*, campaign: Campaign) -> AssignResult:
@@ -207,12 +219,12 @@ def campaign_assign(*, campaign: Campaign) -> AssignResult:
         try:
             with transaction.atomic():
                 locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
-                plan, shortfall = _plan(locked)
+                plan, shortfall, refused = _plan(locked)
                 # One INSERT per row on purpose: bulk_create would hide which row collided, and
                 # the unique constraints must see each one.
                 for assignment in plan:
                     assignment.save(force_insert=True)
-            return AssignResult(created=len(plan), shortfall=shortfall, attempts=attempt)
+            return AssignResult(created=len(plan), shortfall=shortfall, attempts=attempt, refused=refused)
         except IntegrityError:
             log.info("campaign %s: assignment collided with another worker; planning again", campaign.pk)
         except OperationalError as exc:  # SQLite: the other writer held the lock past busy_timeout
@@ -234,6 +246,9 @@ def assignment_reassign(*, assignment: Assignment, to_reviewer: Any) -> Assignme
         campaign = current.campaign
         if not campaign.members.filter(reviewer=to_reviewer, active=True).exists():
             raise AssignmentError(f"{to_reviewer} is not an active member of {campaign}")
+        reason = identifying_reason(to_reviewer, campaign_run_ids(campaign))
+        if reason:
+            raise AssignmentError(reason)
         if Assignment.objects.filter(item=current.item, reviewer=to_reviewer).exists():
             raise AssignmentError(f"{to_reviewer} already has (or had) this item")
         conflicted = campaign.conflicts.filter(reviewer=to_reviewer).filter(
@@ -309,10 +324,14 @@ def campaign_progress(*, campaign: Campaign) -> dict[str, Any]:
         campaign.assignments.filter(status__in=Assignment.OPEN, last_activity__lt=cutoff).count() if cutoff else 0
     )
     item_rows = list(items)
+    members = list(reviewers)
+    refused = identifying_members([m.reviewer_id for m in members], campaign_run_ids(campaign))
+    for member in members:
+        member.refused = refused.get(member.reviewer_id, "")
     return {
         "k": k,
         "items": item_rows,
-        "reviewers": list(reviewers),
+        "reviewers": members,
         "overdue": overdue,
         "reclaimable": reclaimable,
         "open_assignments": list(

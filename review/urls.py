@@ -16,6 +16,7 @@ urlpatterns = [
     path("review/campaigns/<uuid:code>/", views.campaign_detail, name="campaign_detail"),
     path("review/campaigns/<uuid:code>/assign", views.campaign_assign_view, name="campaign_assign"),
     path("review/campaigns/<uuid:code>/reclaim", views.campaign_reclaim_view, name="campaign_reclaim"),
+    path("review/campaigns/<uuid:code>/reblind", views.campaign_reblind_view, name="campaign_reblind"),
     path(
         "review/campaigns/<uuid:code>/assignments/<str:acode>/reassign",
         views.assignment_reassign_view,

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import mimetypes
 from functools import lru_cache
-from pathlib import PurePosixPath
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.template import TemplateDoesNotExist
@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.roles import REVIEWER, role_required
+from accounts.roles import REVIEWER, is_researcher, role_required
 from benchmark.models import Artifact
 from review import blinding
 from review.campaign_views import (  # noqa: F401  (re-exported for urls.py)
@@ -31,9 +31,11 @@ from review.campaign_views import (  # noqa: F401  (re-exported for urls.py)
     campaign_detail,
     campaign_export,
     campaign_list,
+    campaign_reblind_view,
     campaign_reclaim_view,
     conflict_add_view,
 )
+from review.eligibility import campaign_run_ids, identifying_reason
 from review.forms import ReviewForm, draft_to_form_data, score_dimensions
 from review.models import Assignment, Campaign, Review
 from review.services import ReviewLocked, StaleRevision, review_save_draft, review_submit
@@ -64,6 +66,10 @@ def _my_assignment(request: HttpRequest, code: str) -> Assignment:
     )
     if assignment is None:
         raise Http404("No such assignment.")
+    if is_researcher(request.user):  # a role added after the assignment was made (review.eligibility)
+        reason = identifying_reason(request.user, campaign_run_ids(assignment.campaign))
+        if reason:
+            raise PermissionDenied(f"{reason}: an account that can see runs or judgments cannot review this campaign.")
     assignment.item.campaign = assignment.campaign  # already loaded; the render needs the campaign's names
     return assignment
 
@@ -90,22 +96,7 @@ def queue(request: HttpRequest) -> HttpResponse:
 
 
 def _supplementary(assignment: Assignment) -> list[tuple[Artifact, str]]:
-    """(artifact, relpath) of the text files a reviewer may open: the item's and its run's experiment stage."""
-    item_artifact = assignment.item.artifact
-    artifacts = [item_artifact]
-    experiment = (
-        Artifact.objects.filter(research_run_id=item_artifact.research_run_id, stage=Artifact.Stage.EXPERIMENT)
-        .exclude(pk=item_artifact.pk)
-        .first()
-    )
-    if experiment:
-        artifacts.append(experiment)
-    out = []
-    for artifact in artifacts:
-        for rel in artifact.files or []:
-            if PurePosixPath(rel).suffix.lower() in blinding.TEXT_EXTENSIONS:
-                out.append((artifact, rel))
-    return out
+    return blinding.supplementary_files(assignment.item)
 
 
 def _supp_id(assignment: Assignment, artifact: Artifact, rel: str) -> str:
@@ -308,5 +299,6 @@ def supplementary(request: HttpRequest, code: str, fid: str) -> HttpResponse:
                 break
             text = path.read_text(encoding="utf-8", errors="replace")
             names = blinding.item_system_names(assignment.item)
-            return _file_response(blinding.scrub_supplementary(text, names).encode(), "text/plain; charset=utf-8")
+            shown = blinding.blind_file(rel, text, names, blinding.quoted_chatter(assignment.item.artifact))
+            return _file_response(shown.encode(), "text/plain; charset=utf-8")
     raise Http404("No such file.")

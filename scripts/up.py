@@ -166,7 +166,10 @@ def main() -> int:
         print(f"\n  Referee is running at http://{HOST}:{PORT}/\n", flush=True)
         for line in started:
             print(f"  - {line}")
-        print(f"\n  Health: http://{HOST}:{PORT}/healthz    Stop: Ctrl-C\n", flush=True)
+        print(
+            f"\n  Health: http://{HOST}:{PORT}/healthz (each part when signed in as admin)    Stop: Ctrl-C\n",
+            flush=True,
+        )
         while True:
             for name, proc in supervisor.children:
                 code = proc.poll()

@@ -6,17 +6,18 @@ agent_reviews/subset_reviews_<judge>/<workshop>/review_<model>.json (optional): 
 scores, `{<criterion>: {"score": n, ...}}`, which gives the per-judge view.
 
 Bad cells become NaN plus a `Fault` naming file, line and column; only a missing file or a
-missing key column raises `LoadError`.
+missing key column, or a file that is not UTF-8 CSV, raises `LoadError` (one line: file, line).
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 from pathlib import Path
 
 import numpy as np
+
+from review.csvfile import CsvFileError, read_csv
 
 from .data import AgreementData, Fault
 
@@ -36,17 +37,10 @@ def _sha256(path: Path) -> str:
 
 
 def _read_csv(path: Path, required: tuple[str, ...]) -> tuple[list[str], list[dict[str, str]]]:
-    if not path.is_file():
-        raise LoadError(f"{path}: file not found")
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.DictReader(fh)
-        header = [h.strip() for h in (reader.fieldnames or [])]
-        reader.fieldnames = header
-        rows = list(reader)
-    missing = [c for c in required if c not in header]
-    if missing:
-        raise LoadError(f"{path}: missing column(s) {', '.join(missing)}")
-    return header, rows
+    try:
+        return read_csv(path, required)
+    except CsvFileError as exc:
+        raise LoadError(str(exc)) from None
 
 
 def _criteria_columns(header: list[str]) -> list[str]:
@@ -93,7 +87,7 @@ def load_judge_reviews(
                 continue
             try:
                 obj = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError) as exc:
+            except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
                 faults.append(Fault("bad_value", str(path), f"unreadable JSON: {exc}"))
                 continue
             for c, crit in enumerate(criteria):

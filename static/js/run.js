@@ -98,7 +98,7 @@
     link.href = "#step-" + step.index;
     link.title = "link to this step";
     header.appendChild(link);
-    header.appendChild(el("span", "", step.execution_time.toFixed(2) + " s"));
+    header.appendChild(el("span", "", step.execution_time === null ? "time unknown" : step.execution_time.toFixed(2) + " s"));
     if (step.cost) header.appendChild(el("span", "", "$" + step.cost.toFixed(4)));
     if (step.state && step.state.working_dir) header.appendChild(el("span", "", step.state.working_dir));
     if (step.score) {
@@ -158,8 +158,10 @@
     badge.className = "badge " + ({ finished: "ok", failed: "bad", interrupted: "bad", running: "warn" }[run.status] || "");
     document.getElementById("run-exit").textContent = run.exit_status || "–";
     document.getElementById("run-steps").textContent = String(run.step_count);
-    document.getElementById("run-cost").textContent = "$" + run.cost.toFixed(4);
-    document.getElementById("run-tokens").textContent = run.tokens_sent + " / " + run.tokens_received;
+    // null: the imported file did not give the number (never shown as 0).
+    document.getElementById("run-cost").textContent = run.cost === null ? "unknown" : "$" + run.cost.toFixed(4);
+    document.getElementById("run-tokens").textContent =
+      (run.tokens_sent === null ? "unknown" : run.tokens_sent) + " / " + (run.tokens_received === null ? "unknown" : run.tokens_received);
     document.getElementById("run-best").textContent = run.best_attempt === null ? "–" : String(run.best_attempt);
     document.getElementById("run-submission").textContent = run.best_submission === null ? "–" : String(run.best_submission);
     if (run.error) { const e = document.getElementById("run-error"); e.textContent = run.error; e.hidden = false; }
@@ -185,9 +187,14 @@
       if (message.type === "steps") addSteps(message.steps);
       else if (message.type === "status") setStatus(message.run);
     };
-    socket.onclose = function () {
+    socket.onclose = function (event) {
       socket = null;
       if (finished) return;
+      if (event.code === 4401 || event.code === 4403) {
+        // Access withdrawn (share revoked, role removed, signed out): reconnecting would be refused.
+        liveState.textContent = "access withdrawn";
+        return;
+      }
       liveState.textContent = "reconnecting…";
       setTimeout(connect, retryDelay);
       retryDelay = Math.min(retryDelay * 2, 10000);

@@ -3,8 +3,8 @@ from django.urls import reverse
 
 
 @pytest.mark.django_db(transaction=True)
-def test_it_reports_every_part_and_503_without_workers(client, redis_client):
-    response = client.get(reverse("healthz"))
+def test_it_reports_every_part_to_admins_and_503_without_workers(client_for, admin_user, redis_client):
+    response = client_for(admin_user).get(reverse("healthz"))
     body = response.json()
     assert body["database"]["ok"] is True
     assert body["redis"]["ok"] is True
@@ -14,7 +14,17 @@ def test_it_reports_every_part_and_503_without_workers(client, redis_client):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_it_counts_live_workers_per_queue(client, redis_client):
+@pytest.mark.parametrize("who", [None, "researcher", "reviewer"])
+def test_it_tells_everyone_else_only_whether_it_is_up(client_for, who, request, redis_client):
+    user = request.getfixturevalue(who) if who else None
+    response = client_for(user).get(reverse("healthz"))
+    assert response.status_code == 503  # down (no worker) is still said, with the same status
+    assert response.json() == {"ok": False}
+    assert response["Cache-Control"].startswith("max-age=0")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_counts_live_workers_per_queue(client_for, admin_user, redis_client):
     import django_rq
     from rq import Worker
 
@@ -24,16 +34,27 @@ def test_it_counts_live_workers_per_queue(client, redis_client):
         worker.register_birth()
         workers.append(worker)
     try:
-        body = client.get(reverse("healthz")).json()
+        body = client_for(admin_user).get(reverse("healthz")).json()
         assert body["workers"] == {"ok": True, "queues": {"runs": 1, "judge": 1, "default": 1}}
+        # Anyone gets the same verdict (up only if the sandbox backend is available too), never the parts.
+        anonymous = client_for(None).get(reverse("healthz"))
+        assert anonymous.json() == {"ok": body["ok"]} and anonymous.status_code == (200 if body["ok"] else 503)
     finally:
         for worker in workers:
             worker.register_death()
 
 
 @pytest.mark.django_db
-def test_it_reports_redis_down(client, settings):
+def test_it_reports_redis_down(client_for, admin_user, settings):
     settings.REDIS_URL = "redis://127.0.0.1:1/0"
-    response = client.get(reverse("healthz"))
+    response = client_for(admin_user).get(reverse("healthz"))
     assert response.status_code == 503
     assert response.json()["redis"]["ok"] is False
+    anonymous = client_for(None).get(reverse("healthz"))
+    assert anonymous.status_code == 503 and anonymous.json() == {"ok": False}
+
+
+@pytest.mark.django_db
+def test_it_refuses_other_methods(client_for, admin_user):
+    assert client_for(admin_user).post(reverse("healthz")).status_code == 405
+    assert client_for(None).post(reverse("healthz")).status_code == 405

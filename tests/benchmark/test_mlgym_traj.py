@@ -117,16 +117,16 @@ def test_it_exports_a_run_as_an_mlgym_traj_that_imports_back(imported, admin_use
 def test_it_names_the_file_and_field_of_a_bad_trajectory(tmp_path):
     bad = tmp_path / "x.traj"
     bad.write_text(json.dumps({"trajectory": [{"observation": "no action"}], "info": {}}))
-    with pytest.raises(TrajImportError, match=r"x.traj: trajectory\[0\].action: missing"):
+    with pytest.raises(TrajImportError, match=r"x.traj:1: trajectory\[0\].action: missing"):
         traj_import(bad)
     (tmp_path / "y.traj").write_text("{not json")
-    good_dir = tmp_path / "m__t__default__t-0.00__p-0.95__c-4.00__install-0__parallel_agents_run_0"
+    good_dir = tmp_path / "m__prisonersDilemma__default__t-0.00__p-0.95__c-4.00__install-0__parallel_agents_run_0"
     good_dir.mkdir()
-    (good_dir / "t.traj").write_text(
+    (good_dir / "prisonersDilemma.traj").write_text(
         json.dumps({"trajectory": [{"action": "ls\n"}], "info": {"exit_status": "submitted"}})
     )
     out = StringIO()
     call_command("import_mlgym_traj", str(tmp_path), stdout=out)
     text = out.getvalue()
-    assert "y.traj: file: not JSON" in text and "x.traj: trajectory[0].action: missing" in text
+    assert "y.traj:1: file: not JSON" in text and "x.traj:1: trajectory[0].action: missing" in text
     assert "1 imported, 0 already present, 2 failed, of 3" in text

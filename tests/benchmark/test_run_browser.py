@@ -18,7 +18,7 @@ from benchmark.models import Run
 from config.redis_server import free_port
 from tests.benchmark.runs_support import builtin_task
 
-pytestmark = [pytest.mark.browser, pytest.mark.docker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -88,20 +88,19 @@ def browser_page(monkeypatch):
         browser.close()
 
 
+def signed_in(browser, live_url: str, user):
+    client = Client()
+    client.force_login(user)
+    context = browser.new_context()
+    cookie = {"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value}
+    context.add_cookies([{**cookie, "url": live_url}])
+    return context
+
+
+@pytest.mark.docker
 def test_it_launches_a_baseline_run_and_streams_its_steps_live(live_url, run_worker, browser_page, researcher):
     builtin_task("prisoners_dilemma")
-    client = Client()
-    client.force_login(researcher)
-    context = browser_page.new_context()
-    context.add_cookies(
-        [
-            {
-                "name": settings.SESSION_COOKIE_NAME,
-                "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
-                "url": live_url,
-            }
-        ]
-    )
+    context = signed_in(browser_page, live_url, researcher)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -132,4 +131,30 @@ def test_it_launches_a_baseline_run_and_streams_its_steps_live(live_url, run_wor
     assert page.locator("#search-count").inner_text() == "1 matching step(s)"
     assert page.locator("#steps > li:visible").count() == 1
     assert errors == []
+    context.close()
+
+
+def test_it_stops_the_live_stream_when_the_share_is_revoked(
+    live_url, browser_page, researcher, other_researcher, redis_client
+):
+    from benchmark import progress
+    from benchmark.services import run_share, run_share_revoke
+    from tests.benchmark.runs_support import make_run
+
+    run = make_run(owner=researcher, status=Run.Status.RUNNING)
+    run_share(run=run, user=other_researcher)
+    context = signed_in(browser_page, live_url, other_researcher)
+    page = context.new_page()
+    page.goto(f"{live_url}/runs/{run.code}/")
+    page.wait_for_function("document.getElementById('live-state').textContent === 'live'", timeout=10_000)
+    before = page.locator("#steps > li").count()
+    progress.step_append(run=run, thought="t", action="echo live\n", observation="live")
+    page.wait_for_function(f"document.querySelectorAll('#steps > li').length === {before + 1}", timeout=10_000)
+    run_share_revoke(run=run, user=other_researcher, by=researcher)
+    page.wait_for_function("document.getElementById('live-state').textContent === 'access withdrawn'", timeout=5_000)
+    progress.step_append(run=run, thought="t", action="echo secret\n", observation="after the revocation")
+    page.wait_for_timeout(500)
+    assert page.locator("#steps > li").count() == before + 1
+    assert "after the revocation" not in page.content()
+    assert page.goto(f"{live_url}/runs/{run.code}/").status == 403
     context.close()

@@ -11,6 +11,7 @@ from django.core.management import call_command
 
 from benchmark import progress
 from benchmark.models import AgentConfig, Run
+from benchmark.services import run_share, run_share_revoke
 from tests.benchmark.runs_support import builtin_task, make_run
 
 pytestmark = pytest.mark.django_db
@@ -45,8 +46,11 @@ def test_it_shows_run_pages_to_owner_sharer_and_admin_only(
     assert anonymous.status_code == 302 and "/accounts/login" in anonymous["Location"]
     assert client_for(researcher).get(f"/runs/{uuid.uuid4()}/{page}").status_code == 404
     assert client_for(researcher).post(url).status_code == 405
-    run.shared_with.add(other_researcher)
+    run_share(run=run, user=other_researcher)
     assert client_for(other_researcher).get(url).status_code == 200
+    run_share_revoke(run=run, user=other_researcher)
+    withdrawn = client_for(other_researcher).get(url)
+    assert withdrawn.status_code == 403 and b"access to this run was withdrawn" in withdrawn.content
 
 
 def test_it_escapes_agent_output_in_the_page(run, researcher, client_for):
@@ -79,7 +83,7 @@ def test_it_lets_only_the_owner_or_an_admin_cancel(
     run, researcher, other_researcher, admin_user, reviewer, client_for, redis_client
 ):
     url = f"/runs/{run.code}/cancel/"
-    run.shared_with.add(other_researcher)
+    run_share(run=run, user=other_researcher)
     assert client_for(other_researcher).post(url).status_code == 403
     assert client_for(reviewer).post(url).status_code == 403
     assert client_for(None).post(url).status_code == 302
@@ -94,11 +98,43 @@ def test_it_shares_read_access_with_a_researcher_only(run, researcher, other_res
     url = f"/runs/{run.code}/share/"
     client = client_for(researcher)
     client.post(url, {"username": reviewer.username})
-    assert not run.shared_with.exists()
+    assert not run.shares.exists()
     client.post(url, {"username": other_researcher.username})
-    assert list(run.shared_with.all()) == [other_researcher]
+    client.post(url, {"username": other_researcher.username})  # twice: still one live share
+    assert [s.user for s in run.shares.all()] == [other_researcher] and run.shares.get().shared_by == researcher
     assert client_for(other_researcher).post(url, {"username": "x"}).status_code == 403
     assert client_for(researcher).get(url).status_code == 405
+
+
+def test_it_lets_only_the_owner_or_an_admin_revoke_a_share(
+    run, researcher, other_researcher, admin_user, reviewer, client_for
+):
+    url = f"/runs/{run.code}/unshare/"
+    run_share(run=run, user=other_researcher)
+    page = client_for(researcher).get(f"/runs/{run.code}/").content.decode()
+    assert 'id="shared-with"' in page and other_researcher.username in page
+    who = {"username": other_researcher.username}
+    assert client_for(other_researcher).post(url, who).status_code == 403  # a viewer cannot manage
+    assert client_for(reviewer).post(url, who).status_code == 403
+    assert client_for(None).post(url, who).status_code == 302
+    assert client_for(researcher).get(url).status_code == 405
+    assert client_for(researcher).post(f"/runs/{uuid.uuid4()}/unshare/", who).status_code == 404
+    assert run.shares.get().is_live
+    done = client_for(researcher).post(url, who, follow=True)
+    assert done.status_code == 200 and b"can no longer watch this run" in done.content
+    share = run.shares.get()
+    assert not share.is_live and share.revoked_by == researcher
+    for page in ("", "log.txt", "export.traj"):
+        assert client_for(other_researcher).get(f"/runs/{run.code}/{page}").status_code == 403
+    assert str(run.code) not in client_for(other_researcher).get("/runs/").content.decode()
+    again = client_for(researcher).post(url, who, follow=True)
+    assert b"not shared with that username" in again.content
+    # Shared again after a revocation: a new live share, the old one stays as history.
+    run_share(run=run, user=other_researcher)
+    assert client_for(other_researcher).get(f"/runs/{run.code}/").status_code == 200
+    assert run.shares.count() == 2
+    assert client_for(admin_user).post(url, who).status_code == 302
+    assert not run.shares.filter(revoked_at__isnull=True).exists()
 
 
 def test_it_launches_one_job_per_run_after_commit(

@@ -10,6 +10,7 @@ from django.test import Client
 
 from benchmark import progress
 from benchmark.models import Run
+from benchmark.services import run_share
 from tests.benchmark.runs_support import make_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -138,7 +139,7 @@ async def test_it_lets_only_owner_sharers_and_admins_watch(who, allowed, run, re
         user = None
     elif who == "shared":
         user = await sync_to_async(request.getfixturevalue)("other_researcher")
-        await sync_to_async(run.shared_with.add)(user)
+        await sync_to_async(run_share)(run=run, user=user)
     else:
         user = await sync_to_async(request.getfixturevalue)(who)
     communicator, connected = await connect(user, run.code)

@@ -101,6 +101,7 @@ def _admin_urls(world) -> list[tuple[str, str]]:
         ("get", reverse("review:campaign_export", args=[code, "json"])),
         ("post", reverse("review:campaign_assign", args=[code])),
         ("post", reverse("review:campaign_reclaim", args=[code])),
+        ("post", reverse("review:campaign_reblind", args=[code])),
         ("post", reverse("review:assignment_reassign", args=[code, world["mine"].code])),
         ("post", reverse("review:conflict_add", args=[code])),
     ]

@@ -122,6 +122,14 @@ def _steps(run: Run, path: Path, report: ImportReport) -> list[Step]:
             except ValueError:
                 state = {"raw": state}
         execution_time = raw.get("execution_time")
+        if not (isinstance(execution_time, int | float) and not isinstance(execution_time, bool)) or not math.isfinite(
+            execution_time
+        ):
+            if execution_time is not None:
+                report.issues.append(
+                    Issue(str(path), f"trajectory[{index}].execution_time", f"{execution_time!r} is not a number")
+                )
+            execution_time = None  # unknown, never 0
         steps.append(
             Step(
                 run=run,
@@ -131,7 +139,7 @@ def _steps(run: Run, path: Path, report: ImportReport) -> list[Step]:
                 observation=str(raw.get("observation") or ""),
                 raw_response=str(raw.get("response") or ""),
                 state=_finite(state) if isinstance(state, dict) else {},
-                execution_time=float(execution_time) if isinstance(execution_time, int | float) else 0.0,
+                execution_time=float(execution_time) if execution_time is not None else None,
             )
         )
     return steps
@@ -188,6 +196,12 @@ def mlgym_results_import(*, directory: Path, log: Callable[[str], None] = lambda
                         "agent_config": result.folder.agent_config,
                         "has_trajectory": summary is not None,
                         "cost_recorded": bool(summary and summary.cost is not None),
+                        # Numbers the release does not give for this run: stored as 0, shown as unknown.
+                        "unknown": sorted(
+                            name
+                            for name in ("api_calls", "cost", "tokens_received", "tokens_sent")
+                            if summary is None or getattr(summary, name) is None
+                        ),
                     },
                     finished_at=now,
                 )
