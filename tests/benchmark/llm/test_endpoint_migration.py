@@ -16,7 +16,16 @@ BEFORE = [("benchmark", "0003_model_endpoints")]
 AFTER = [("benchmark", "0005_agentconfig_drop_base_url")]
 
 
+@pytest.fixture
+def back_to_latest():
+    """Migrating back to BEFORE unapplies every later migration: put the schema back at the leaves."""
+    yield
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("back_to_latest")
 def test_it_moves_typed_base_urls_and_provider_strings_onto_endpoints(settings, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
     settings.OPENAI_BASE_URL = "http://gpu-box:8000/v1"
