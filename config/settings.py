@@ -150,6 +150,8 @@ SANDBOX_MEMORY_MB = env_size_mb("SANDBOX_MEMORY", 2048)
 SANDBOX_CPUS = env_float("SANDBOX_CPUS", 1.0, minimum=0.1)
 SANDBOX_PIDS = env_int("SANDBOX_PIDS", 256, minimum=16)
 SANDBOX_DISK_MB = env_size_mb("SANDBOX_DISK", 2048)
+# Loop-mounted workspace disks (root workers): on real disk, never on tmpfs (see sandbox/disk.py).
+SANDBOX_DISK_DIR = env_str("SANDBOX_DISK_DIR", "")
 
 # LLM providers (used by the agent and the judge through benchmark.llm).
 ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY", "")

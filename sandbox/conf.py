@@ -30,6 +30,13 @@ def cache_dir() -> Path:
     return Path(_setting("SANDBOX_CACHE_DIR", None) or base_dir() / "var" / "sandbox-image")
 
 
+def disk_dir() -> Path:
+    """Where size-limited sandbox disks (loop-mounted ext4 images) live: must be on real disk,
+    never on tmpfs, whose pages would count as RAM again."""
+    value = _setting("SANDBOX_DISK_DIR", None)
+    return Path(value) if value else base_dir() / "var" / "sandbox-disks"
+
+
 def backend_name() -> str:
     return str(_setting("SANDBOX_BACKEND", "docker"))
 
