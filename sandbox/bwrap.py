@@ -41,9 +41,13 @@ def isolation() -> str:
     problem = disk.unavailable()
     files = f"workspace and /tmp: tmpfs ({problem})" if problem else "workspace and /tmp: size-limited loop disks"
     return f"{ISOLATION}{memory}; {files}"
+
+
 PATH = "/opt/venv/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 SYSTEM_DIRS = ("/usr", "/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime", "/etc/ssl", "/opt/venv")
 SANDBOX_UID = 1000
+# Made fresh in every sandbox, never taken from SANDBOX_BWRAP_ROOTFS.
+ROOTFS_SKIPPED = {"proc", "dev", "sys", "tmp", "run", "workspace", "root", "home", "mnt", "media", "srv", "boot"}
 
 
 @functools.lru_cache(maxsize=1)
@@ -120,7 +124,16 @@ class BwrapSession(Session):
             args.append("--share-net")
         rootfs = conf.bwrap_rootfs()
         if rootfs:
-            args += ["--ro-bind", rootfs, "/"]
+            # Each top-level entry on its own, not the rootfs as /: a read-only / would leave
+            # no place for the mount points of /workspace, /evaluator and the other binds.
+            for entry in sorted(os.listdir(rootfs)):
+                source, target = os.path.join(rootfs, entry), "/" + entry
+                if entry in ROOTFS_SKIPPED:
+                    continue
+                if os.path.islink(source):
+                    args += ["--symlink", os.readlink(source), target]
+                elif os.path.isdir(source):
+                    args += ["--ro-bind", source, target]
         else:
             for path in SYSTEM_DIRS:
                 if os.path.exists(path):

@@ -188,6 +188,13 @@ def build_rootfs(workdir: Path, log: Log) -> Path:
     return rootfs
 
 
+def cached_rootfs() -> Path | None:
+    """The finished debootstrap rootfs of the current image, if this machine built it: what
+    SANDBOX_BWRAP_ROOTFS can point at for bwrap sandboxes with the image's packages."""
+    workdir = conf.cache_dir() / inputs_hash()
+    return workdir / "rootfs" if (workdir / ".done-finish").exists() else None
+
+
 def build_image(*, force: bool = False, log: Log = print) -> str:
     """Return the tag of the sandbox image, building and importing it if it is missing."""
     from sandbox import docker as sandbox_docker
