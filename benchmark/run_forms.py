@@ -7,7 +7,7 @@ from typing import Any
 
 from django import forms
 
-from benchmark.models import AgentConfig, Task
+from benchmark.models import STARTER_CODE, AgentConfig, Task
 
 MODEL_RE = re.compile(r"^(anthropic|openai|compat):[\w.\-/:@]+$")
 
@@ -58,7 +58,7 @@ class LaunchForm(forms.Form):
         data = self.cleaned_data
         if data["agent_kind"] == AgentConfig.Kind.BASELINE:
             return AgentConfig.objects.create(
-                name="baseline", kind=AgentConfig.Kind.BASELINE, max_steps=data["max_steps"], created_by=user
+                name=STARTER_CODE, kind=AgentConfig.Kind.BASELINE, max_steps=data["max_steps"], created_by=user
             )
         return AgentConfig.objects.create(
             name=data["model"],

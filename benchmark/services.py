@@ -208,6 +208,20 @@ def _policy(run: Run, env: Environment, max_steps: int, command_timeout: int, re
     return LLMPolicy(settings=_model_settings(agent, run), system=system, task_message=task_message)
 
 
+def endpoint_of(agent: AgentConfig) -> str:
+    """The URL a model agent's calls go to, for error messages (never a key)."""
+    from django.conf import settings
+
+    provider = agent.model.partition(":")[0]
+    if agent.base_url:
+        return agent.base_url
+    if provider == "anthropic":
+        return settings.ANTHROPIC_BASE_URL or "https://api.anthropic.com"
+    if provider == "openai":
+        return settings.OPENAI_BASE_URL or "https://api.openai.com/v1"
+    return settings.OPENAI_BASE_URL or f"{provider} (no base URL configured)"
+
+
 def _worker_name() -> str:
     try:
         from rq import get_current_job
@@ -283,6 +297,11 @@ def _run_finish(*, run: Run, outcome: Outcome, error: str, policy: Any, recorder
         params["harness_ms_p50"] = round(1000 * ordered[len(ordered) // 2], 3)
     if error:
         status, exit_status = Run.Status.FAILED, ExitStatus.EXIT_ERROR
+    elif outcome.failed:
+        # No model call ever succeeded: nothing the agent did can be scored (no autosubmission
+        # ran), and the run is kept off leaderboards. Say which endpoint and what it answered.
+        status, exit_status = Run.Status.FAILED, outcome.exit_status
+        error = f"the model never answered: {endpoint_of(run.agent)} failed with: {outcome.detail}"
     elif outcome.exit_status == ExitStatus.EXIT_CANCELLED:
         status, exit_status = Run.Status.CANCELLED, outcome.exit_status
     else:
