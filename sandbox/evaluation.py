@@ -257,7 +257,10 @@ def evaluate(
         **spec.env,
         "EVALUATOR_DIR": EVALUATOR_MOUNT,
         "WORKSPACE": spec.workdir,
-        "PYTHONPATH": RUNTIME_MOUNT,
+        # arena for the evaluator; the workspace too, for evaluators that import the submitted
+        # module by name (MLGym's): there it is the stand-in, the real one runs elsewhere.
+        "PYTHONPATH": f"{RUNTIME_MOUNT}:{spec.workdir}",
+        "PYTHONDONTWRITEBYTECODE": "1",
         "REFEREE_METRICS": f"{spec.workdir}/{METRICS_FILE}",
     }
     specs = [spec]
