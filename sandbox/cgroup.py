@@ -9,13 +9,13 @@ says why; bwrap then keeps only its per-process address-space limit and says so.
 
 from __future__ import annotations
 
-import functools
 import os
 import signal
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from sandbox import conf
 
 PREFIX = "referee-sandbox-"
 
@@ -90,19 +90,11 @@ def hierarchy() -> Hierarchy:
     raise CgroupError("; ".join(reasons) or "no memory cgroup hierarchy is mounted")
 
 
-_probe_lock = threading.Lock()
-
-
+@conf.probed_once
 def unavailable() -> str | None:
     """None when the worker can give sandboxes a memory cgroup, else why not (checked once)."""
-    with _probe_lock:  # sessions start in threads (an evaluation opens two at once)
-        return _probe()
-
-
-@functools.lru_cache(maxsize=1)
-def _probe() -> str | None:
     try:
-        group = MemoryGroup(f"probe{threading.get_ident()}", 64)
+        group = MemoryGroup("probe", 64)
     except (CgroupError, OSError) as exc:
         return str(exc)
     group.close()

@@ -6,8 +6,13 @@ and so that tests can override settings per test.
 
 from __future__ import annotations
 
+import functools
+import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 BACKENDS = ("docker", "bwrap", "local")
 
@@ -107,3 +112,18 @@ def parse_memory(value: str | int) -> int:
         return int(text)
     except ValueError:
         raise ValueError(f"bad memory size {value!r}: use e.g. 512m or 2g") from None
+
+
+def probed_once(probe: Callable[[], T]) -> Callable[[], T]:
+    """Run a machine probe once per process, also when sessions start in threads at once (an
+    evaluation opens two): the result is cached, and ``cache_clear`` resets it for tests."""
+    lock = threading.Lock()
+    cached = functools.lru_cache(maxsize=1)(probe)
+
+    @functools.wraps(probe)
+    def wrapper() -> T:
+        with lock:
+            return cached()
+
+    wrapper.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    return wrapper

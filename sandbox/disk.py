@@ -15,12 +15,10 @@ of workers that died.
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -40,17 +38,9 @@ def _run(args: list[str]) -> None:
         raise DiskError(f"{' '.join(args[:2])} failed: {(result.stderr or result.stdout).strip()[:300]}")
 
 
-_probe_lock = threading.Lock()
-
-
+@conf.probed_once
 def unavailable() -> str | None:
     """None when loop-mounted disks work here, else why not (checked once per process)."""
-    with _probe_lock:  # sessions start in threads (an evaluation opens two at once)
-        return _probe()
-
-
-@functools.lru_cache(maxsize=1)
-def _probe() -> str | None:
     if os.geteuid() != 0:
         return "the worker is not root, so it cannot loop-mount a size-limited disk"
     for tool in ("mkfs.ext4", "mount", "umount"):

@@ -44,73 +44,58 @@ def _seeded(strategy: Any, seed: int, *args: Any) -> Any:
     return json.loads(json.dumps(strategy(*args)))  # and every value travels as JSON
 
 
-def prisoners_dilemma() -> Scores:
-    opponents = module(BUILTIN_DIR / "prisoners_dilemma" / "evaluator" / "opponents.py", "expected_pd_opponents")
-    strategy = starter("prisoners_dilemma", "strategy.py", "row_strategy")
+def _matches(slug: str, *, rounds: Any, payoff: Any) -> Scores:
+    """Mean payoff per round of the starter strategy against the split's pool: per opponent
+    MATCHES_PER_OPPONENT matches, each with its own opponent rng and strategy seed drawn from
+    the split's master rng (the match length first, where it varies)."""
+    opponents = module(BUILTIN_DIR / slug / "evaluator" / "opponents.py", f"expected_{slug}_opponents")
+    strategy = starter(slug, "strategy.py", "row_strategy")
     scores = {}
     for split in ("dev", "test"):
         master = random.Random(opponents.SEEDS[split])
-        total = rounds = 0
+        total = played = 0
         for opponent in opponents.POOLS[split]:
             for _ in range(opponents.MATCHES_PER_OPPONENT):
-                length = master.randint(8, 12)
+                length = rounds(master, opponents)
                 rng = random.Random(master.getrandbits(32))
                 seed = master.getrandbits(32)
-                history: list[list[int]] = []
+                history: list[list[Any]] = []
                 for _ in range(length):
                     mine = _seeded(strategy, seed + len(history), history)
                     theirs = opponent([[b, a] for a, b in history], rng)
-                    total += opponents.PAYOFF[(mine, theirs)][0]
-                    rounds += 1
+                    total += payoff(opponents, mine, theirs)
+                    played += 1
                     history.append([mine, theirs])
-        scores[split] = total / rounds
+        scores[split] = total / played
     return scores
+
+
+def prisoners_dilemma() -> Scores:
+    # 8 to 12 rounds a match (unknown to the player); the row player's payoff of the table.
+    return _matches(
+        "prisoners_dilemma",
+        rounds=lambda master, o: master.randint(8, 12),
+        payoff=lambda o, mine, theirs: o.PAYOFF[(mine, theirs)][0],
+    )
 
 
 def battle_of_sexes() -> Scores:
-    opponents = module(BUILTIN_DIR / "battle_of_sexes" / "evaluator" / "opponents.py", "expected_bos_opponents")
-    strategy = starter("battle_of_sexes", "strategy.py", "row_strategy")
-    scores = {}
-    for split in ("dev", "test"):
-        master = random.Random(opponents.SEEDS[split])
-        total = rounds = 0
-        for partner in opponents.POOLS[split]:
-            for _ in range(opponents.MATCHES_PER_OPPONENT):
-                rng = random.Random(master.getrandbits(32))
-                seed = master.getrandbits(32)
-                history: list[list[int]] = []
-                for _ in range(opponents.ROUNDS):
-                    mine = _seeded(strategy, seed + len(history), history)
-                    theirs = partner([[b, a] for a, b in history], rng)
-                    total += opponents.payoff(mine, theirs)[0]
-                    rounds += 1
-                    history.append([mine, theirs])
-        scores[split] = total / rounds
-    return scores
+    return _matches(
+        "battle_of_sexes",
+        rounds=lambda master, o: o.ROUNDS,
+        payoff=lambda o, mine, theirs: o.payoff(mine, theirs)[0],
+    )
+
+
+def _blotto(o: ModuleType, mine: list[int], theirs: list[int]) -> int:
+    # +1 for winning more battlefields than the opponent, -1 for fewer, 0 for a tie.
+    wins = sum(a > b for a, b in zip(mine, theirs, strict=True))
+    losses = sum(a < b for a, b in zip(mine, theirs, strict=True))
+    return (wins > losses) - (wins < losses)
 
 
 def colonel_blotto() -> Scores:
-    opponents = module(BUILTIN_DIR / "colonel_blotto" / "evaluator" / "opponents.py", "expected_cb_opponents")
-    strategy = starter("colonel_blotto", "strategy.py", "row_strategy")
-    scores = {}
-    for split in ("dev", "test"):
-        master = random.Random(opponents.SEEDS[split])
-        total = rounds = 0
-        for opponent in opponents.POOLS[split]:
-            for _ in range(opponents.MATCHES_PER_OPPONENT):
-                rng = random.Random(master.getrandbits(32))
-                seed = master.getrandbits(32)
-                history: list[list[list[int]]] = []
-                for _ in range(opponents.ROUNDS):
-                    mine = _seeded(strategy, seed + len(history), history)
-                    theirs = opponent([[b, a] for a, b in history], rng)
-                    wins = sum(a > b for a, b in zip(mine, theirs, strict=True))
-                    losses = sum(a < b for a, b in zip(mine, theirs, strict=True))
-                    total += (wins > losses) - (wins < losses)
-                    rounds += 1
-                    history.append([mine, theirs])
-        scores[split] = total / rounds
-    return scores
+    return _matches("colonel_blotto", rounds=lambda master, o: o.ROUNDS, payoff=_blotto)
 
 
 def sat_solver() -> Scores:

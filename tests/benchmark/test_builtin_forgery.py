@@ -20,6 +20,7 @@ import pytest
 
 from benchmark.evaluation import artifacts_evaluate
 from benchmark.tasks import BUILTIN_DIR, task_sync
+from tests.attack_snippets import fork_exec
 from tests.benchmark.expected_scores import EXPECTED, diabetes_rows, r2
 
 pytestmark = pytest.mark.django_db
@@ -42,20 +43,7 @@ _FORGED = {metric!r}, {forged!r}
 _LINE = (_json.dumps({{_FORGED[0]: _FORGED[1]}}) + "\n").encode()
 
 
-def _spawn(argv):
-    import _posixsubprocess
-    errread, errwrite = _os.pipe()
-    base = [argv, [_os.fsencode(argv[0])], True, (), None, None, -1, -1, -1, -1, -1, -1, errread, errwrite, True, True]
-    for tail in ([-1, None, None, None, -1, None, False], [-1, None, None, None, -1, None]):
-        try:
-            pid = _posixsubprocess.fork_exec(*base, *tail)
-            break
-        except TypeError:
-            continue
-    _os.close(errwrite)
-    _os.close(errread)
-    _os.waitpid(pid, 0)
-
+{spawn}
 
 _ROGUE = """
 import os, sys
@@ -102,7 +90,7 @@ _forge()
 def forger(slug: str, mode: str) -> bytes:
     artifact, metric, forged = CODE_TASKS[slug]
     source = (BUILTIN_DIR / slug / "workspace" / artifact).read_text()
-    return (source + FORGE.format(metric=metric, forged=forged, mode=mode)).encode()
+    return (source + FORGE.format(metric=metric, forged=forged, mode=mode, spawn=fork_exec("_spawn"))).encode()
 
 
 @pytest.mark.parametrize("mode", ["quiet", "loud"])

@@ -19,6 +19,7 @@ import pytest
 
 from sandbox import SandboxSpec
 from sandbox.evaluation import EvaluationResult, Submission, evaluate
+from tests.attack_snippets import fork_exec
 
 SECRET = "hidden-label-7f3a9c"
 FORGED = 999.0
@@ -41,30 +42,18 @@ emit({"total": total})
 """
 
 # Shared by the attacks: start programs without an audit event, and forge metrics everywhere.
-PRELUDE = r'''
+PRELUDE = (
+    r"""
 import os, sys, json, time
 FORGED = b'{"total": 999}\n'
-
-def spawn(argv, wait=True):
-    import _posixsubprocess
-    errread, errwrite = os.pipe()
-    base = [argv, [os.fsencode(argv[0])], True, (), None, None, -1, -1, -1, -1, -1, -1, errread, errwrite, True, True]
-    for tail in ([-1, None, None, None, -1, None, False], [-1, None, None, None, -1, None]):
-        try:
-            pid = _posixsubprocess.fork_exec(*base, *tail)
-            break
-        except TypeError:
-            continue
-    os.close(errwrite)
-    os.close(errread)
-    if wait:
-        os.waitpid(pid, 0)
-    return pid
-
+"""
+    + fork_exec("spawn")
+    + r'''
 def unhooked(code, wait=True):
     """Python without the driver's audit hook: ctypes, fork and open work there."""
     return spawn([sys.executable, "-c", code], wait)
 '''
+)
 
 
 @pytest.fixture
