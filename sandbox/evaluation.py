@@ -39,6 +39,7 @@ EVALUATOR_MOUNT = "/evaluator"
 RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 RUNTIME_MOUNT = "/referee"
 CALLS_MOUNT = "/referee-calls"
+CALLS_PREFIX = "referee-calls-"  # host temp dirs holding the pipes
 METRICS_FILE = ".referee/metrics.json"  # in the evaluator's workspace
 SUBMISSION_LOG = ".referee/submission.log"  # in the submission's workspace
 MAX_METRICS_BYTES = 1 << 20
@@ -136,8 +137,10 @@ class CallPipes:
     (writing to a pipe is not writing to the filesystem): the only thing the two share."""
 
     def __init__(self) -> None:
-        self.dir = tempfile.mkdtemp(prefix="referee-calls-")
+        self.dir = tempfile.mkdtemp(prefix=CALLS_PREFIX)
         os.chmod(self.dir, 0o755)  # bwrap under a root worker binds it as an unprivileged uid
+        with open(os.path.join(self.dir, ".owner"), "w") as fh:  # for the reaper, if we die
+            fh.write(str(os.getpid()))
         for name in ("calls", "replies"):
             os.mkfifo(os.path.join(self.dir, name))
             os.chmod(os.path.join(self.dir, name), 0o666)  # the sandboxes' users differ per backend

@@ -100,11 +100,13 @@ class Reaper:
         return removed
 
     def reap_local_dirs(self, base: Path | None = None) -> list[tuple[str, str]]:
-        """Roots of local-backend sessions whose worker process is gone."""
+        """Roots of local-backend sessions, and evaluations' pipe directories, whose worker is gone."""
+        from sandbox.evaluation import CALLS_PREFIX
         from sandbox.local import PREFIX
 
         removed = []
-        for root in Path(base or tempfile.gettempdir()).glob(f"{PREFIX}*"):
+        folder = Path(base or tempfile.gettempdir())
+        for root in [*folder.glob(f"{PREFIX}*"), *folder.glob(f"{CALLS_PREFIX}*")]:
             try:
                 pid = int((root / ".owner").read_text())
                 created = (root / ".owner").stat().st_mtime

@@ -109,17 +109,18 @@ def test_it_reaps_sandboxes_of_dead_workers_and_ended_runs(sandbox_image: str) -
         session.close()
 
 
-def test_it_reaps_local_roots_of_dead_workers(tmp_path) -> None:
+def test_it_reaps_local_roots_and_pipe_directories_of_dead_workers(tmp_path) -> None:
+    from sandbox.evaluation import CALLS_PREFIX
     from sandbox.local import PREFIX
 
-    dead = tmp_path / f"{PREFIX}dead"
+    dead, pipes = tmp_path / f"{PREFIX}dead", tmp_path / f"{CALLS_PREFIX}dead"
     alive = tmp_path / f"{PREFIX}alive"
-    for path, pid in ((dead, dead_pid()), (alive, os.getpid())):
+    for path, pid in ((dead, dead_pid()), (pipes, dead_pid()), (alive, os.getpid())):
         path.mkdir()
         (path / ".owner").write_text(str(pid))
     removed = Reaper(log=lambda line: None).reap_local_dirs(tmp_path)
-    assert [path for path, _ in removed] == [str(dead)]
-    assert alive.exists() and not dead.exists()
+    assert sorted(path for path, _ in removed) == sorted([str(dead), str(pipes)])
+    assert alive.exists() and not dead.exists() and not pipes.exists()
 
 
 def test_it_caps_sandbox_exec_at_the_memory_asked(backend: str) -> None:
