@@ -1,9 +1,12 @@
 """What the agent harness calls to set up a task's workspace and to score a submission.
 
 The rule (DESIGN.md, flow 2): scoring never trusts the agent's sandbox. Only the task's declared
-artifact files are copied out of it, into a fresh sandbox without network that holds the task's
-pristine evaluator (labels, opponents, instances). The metric comes from the evaluator's output,
-never from the agent.
+artifact files are copied out of it. Data artifacts go into a fresh sandbox without network that
+holds the task's pristine evaluator (labels, opponents, instances); code artifacts (the task's
+``submission:``) go into a sandbox of their own that the evaluator calls over two pipes (see
+sandbox/evaluation.py). The metrics come from a file the evaluator writes in its own sandbox,
+never from anything the agent's code can print. `validate`, `submit`, the baselines and
+`manage.py evaluate_submission` all go through ``artifacts_evaluate``.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from django.utils import timezone
 from benchmark.models import Task
 from benchmark.tasks import content_hash, task_files
 from sandbox import SandboxError, SandboxSpec, Session, open_session
+from sandbox.evaluation import Submission
 
 Split = Literal["dev", "test"]
 WORKDIR = "/workspace"
@@ -116,8 +120,27 @@ def evaluator_spec(task: Task) -> SandboxSpec:
     )
 
 
+def submission_of(task: Task, artifacts: dict[str, bytes]) -> tuple[Submission | None, dict[str, bytes]]:
+    """(the submitted code with its own sandbox, the data artifacts left for the evaluator)."""
+    declared = task.config.get("submission")
+    if not declared:
+        return None, artifacts
+    code = {name: data for name, data in artifacts.items() if name in declared["files"]}
+    data = {name: value for name, value in artifacts.items() if name not in declared["files"]}
+    submission = Submission(
+        files=code,
+        module=declared["module"],
+        functions=list(declared["functions"]),
+        call_timeout=float(declared["call_timeout"]),
+        load_timeout=float(declared["load_timeout"]),
+        max_reply_bytes=int(declared["max_reply_bytes"]),
+        stub=bool(declared.get("stub", True)),
+    )
+    return submission, data
+
+
 def artifacts_evaluate(*, task: Task, artifacts: dict[str, bytes], split: Split) -> ScoreResult:
-    """Run the task's pristine evaluator on these artifact files in a fresh sandbox."""
+    """Run the task's pristine evaluator on these artifact files in fresh sandboxes."""
     from sandbox.evaluation import EVALUATOR_MOUNT, evaluate
 
     if split not in ("dev", "test"):
@@ -126,14 +149,27 @@ def artifacts_evaluate(*, task: Task, artifacts: dict[str, bytes], split: Split)
         folder = task_folder(task)
     except TaskNotRunnable as exc:
         return ScoreResult(split=split, error=str(exc))
+    missing = [name for name in task.config.get("artifacts", []) if name not in artifacts]
+    if missing:
+        return ScoreResult(
+            split=split, error=f"no {missing[0]} to evaluate: the task's artifacts are {task.config['artifacts']}"
+        )
+    unknown = [name for name in artifacts if name not in task.config.get("artifacts", [])]
+    if unknown:
+        return ScoreResult(
+            split=split, error=f"{unknown[0]} is not an artifact of task {task.slug}: use {task.config['artifacts']}"
+        )
     evaluator = task.config["evaluator"]
+    submission, data = submission_of(task, artifacts)
     try:
         result = evaluate(
             evaluator_dir=folder / evaluator["dir"],
-            artifacts=artifacts,
+            artifacts=data,
             command=evaluator["command"].format(split=split, evaluator_dir=EVALUATOR_MOUNT),
             timeout=float(evaluator["timeout"]),
             spec=evaluator_spec(task),
+            submission=submission,
+            metrics=evaluator.get("metrics", "file"),
         )
     except SandboxError as exc:
         return ScoreResult(split=split, error=f"the evaluator sandbox failed: {exc}")

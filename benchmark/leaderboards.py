@@ -26,7 +26,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.roles import ADMIN, RESEARCHER, is_admin, role_required
 from benchmark.mlgym_results import ACTION_ORDER, action_family, baseline_cell
-from benchmark.models import Leaderboard, Run, RunGroup, Step
+from benchmark.models import Leaderboard, Run, RunGroup, Step, baseline_value
 from benchmark.permissions import visible_runs
 from benchmark.scoring import (
     BASELINE,
@@ -339,7 +339,11 @@ def _stored_run_score(row: Mapping[str, Any], baseline: float | None, issues: li
 def runs_leaderboard(
     runs: QuerySet[Run], *, methods: Sequence[str] | None = None
 ) -> tuple[Board, Analysis, list[dict[str, Any]]]:
-    """MLGym scoring over `runs` (their stored best attempt / best submission), plus the analyses."""
+    """MLGym scoring over `runs` (their stored best attempt / best submission), plus the analyses.
+
+    Failed runs are not results (a run whose model never answered, a harness error): left out,
+    as they are of AUP. The reference row `baseline` is each task's computed baseline score."""
+    runs = runs.exclude(status=Run.Status.FAILED)
     rows = list(
         runs.order_by("task__slug", "method", "created_at").values(
             "id",
@@ -368,8 +372,7 @@ def runs_leaderboard(
         method, task = row["method"] or row["agent__name"], row["task__slug"]
         directions.setdefault(task, Direction(row["task__direction"]))
         if task not in baselines or baselines[task] is None:
-            raw = (row["task__baseline_scores"] or {}).get(row["task__metric"])
-            baselines[task] = raw if isinstance(raw, int | float) and math.isfinite(raw) else None
+            baselines[task] = baseline_value(row["task__baseline_scores"], row["task__metric"])
         by_cell[(method, task)].append(_stored_run_score(row, baselines.get(task), issues))
         params = row["params"] or {}
         if row["source"] == Run.Source.REFEREE or params.get("cost_recorded"):

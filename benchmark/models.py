@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 
 from django.conf import settings
@@ -59,6 +60,24 @@ class Task(models.Model):
 
     def __str__(self) -> str:
         return f"{self.slug}@{self.version_hash[:8]}"
+
+    def baseline_value(self) -> float | None:
+        return baseline_value(self.baseline_scores, self.metric)
+
+
+def baseline_value(scores: dict | None, metric: str) -> float | None:
+    """The baseline's priority-metric score that leaderboards rank against: the test-split score
+    Referee computed for this version (benchmark.evaluation.baseline_compute), else the score an
+    import stored under the metric's name (MLGym's released baselines); None when there is none."""
+    scores = scores or {}
+    test = scores.get("test")
+    value = test.get("primary") if isinstance(test, dict) else scores.get(metric)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+STARTER_CODE = "starter-code"
 
 
 class EndpointPolicy(models.Model):
@@ -210,7 +229,9 @@ class AgentConfig(models.Model):
 
     class Kind(models.TextChoices):
         MODEL = "model", "LLM agent"
-        BASELINE = "baseline", "baseline (no model)"
+        # The task's own baseline, no model; its runs are named STARTER_CODE, apart from the
+        # leaderboards' reference row "baseline" (the task's computed baseline score).
+        BASELINE = "baseline", "starter code (the task's baseline, no model)"
         REPLAY = "replay", "replay of a stored trajectory"
 
     code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)

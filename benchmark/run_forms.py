@@ -8,7 +8,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from benchmark.llm.forms import model_choices, model_pick
-from benchmark.models import AgentConfig, Task
+from benchmark.models import STARTER_CODE, AgentConfig, Task
 
 
 def launchable_tasks() -> Any:
@@ -62,7 +62,7 @@ class LaunchForm(forms.Form):
         data = self.cleaned_data
         if data["agent_kind"] == AgentConfig.Kind.BASELINE:
             return AgentConfig.objects.create(
-                name="baseline", kind=AgentConfig.Kind.BASELINE, max_steps=data["max_steps"], created_by=user
+                name=STARTER_CODE, kind=AgentConfig.Kind.BASELINE, max_steps=data["max_steps"], created_by=user
             )
         endpoint = data["endpoint"]
         model = f"{endpoint.provider}:{data['model_name']}"

@@ -264,6 +264,16 @@ def _policy(
     return LLMPolicy(settings=_model_settings(agent, run, connection), system=system, task_message=task_message)
 
 
+def endpoint_of(agent: AgentConfig) -> str:
+    """The endpoint and URL a model agent's calls go to, for error messages (never a key)."""
+    from benchmark.llm.base import public_url
+
+    endpoint = agent.endpoint
+    if endpoint is None:
+        return f"{agent.model} (no model endpoint)"
+    return f"{endpoint.name} at {endpoint.base_url or public_url(endpoint.provider)}"
+
+
 def _worker_name() -> str:
     try:
         from rq import get_current_job
@@ -315,6 +325,10 @@ def run_execute(*, run_id: int) -> Run | None:
         )
         policy = _policy(run, env, max_steps, command_timeout, recorder, connection)
         outcome = run_loop(env=env, policy=policy, recorder=recorder, max_steps=max_steps)
+    except PreflightError as exc:
+        # The endpoint never answered its check: the same outcome as a model that never answered
+        # in the loop (failed, exit_api, unscored), found before a sandbox was started.
+        outcome = Outcome(ExitStatus.EXIT_API, str(exc), failed=True)
     except Exception as exc:  # the run fails visibly; the worker lives on
         log.exception("run %s failed", run.code)
         error = f"{type(exc).__name__}: {exc}"
@@ -342,6 +356,11 @@ def _run_finish(*, run: Run, outcome: Outcome, error: str, policy: Any, recorder
         params["harness_ms_p50"] = round(1000 * ordered[len(ordered) // 2], 3)
     if error:
         status, exit_status = Run.Status.FAILED, ExitStatus.EXIT_ERROR
+    elif outcome.failed:
+        # No model call ever succeeded: nothing the agent did can be scored (no autosubmission
+        # ran), and the run is kept off leaderboards. Say which endpoint and what it answered.
+        status, exit_status = Run.Status.FAILED, outcome.exit_status
+        error = f"the model never answered: {endpoint_of(run.agent)} failed with: {outcome.detail}"
     elif outcome.exit_status == ExitStatus.EXIT_CANCELLED:
         status, exit_status = Run.Status.CANCELLED, outcome.exit_status
     else:

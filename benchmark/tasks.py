@@ -4,13 +4,17 @@ Two formats load here:
 
 * a Referee task folder: ``task.yaml`` + ``workspace/`` (what the agent gets) + ``evaluator/``
   (pristine evaluation code, labels, opponents; never shown to the agent) + optional
-  ``baseline/`` (see benchmark/builtin_tasks/prisoners_dilemma/task.yaml);
+  ``baseline/`` (see benchmark/builtin_tasks/prisoners_dilemma/task.yaml). A task whose
+  artifacts are code declares ``submission:`` (the module and the functions the evaluator
+  calls): that code then runs in a sandbox of its own, never in the evaluator's;
 * MLGym's own task definitions (``configs/tasks/<name>.yaml`` with ``configs/datasets/*.yaml``).
   MLGym keeps the priority metric in code, so its table is reproduced below; a file may carry
   ``metric:`` / ``direction:`` keys to say it itself.
 
-A version is identified by the sha256 of the folder's content; a changed folder becomes a new
-`Task` row and the old row stays, with its runs and baseline scores (never edited in place).
+A version is identified by the sha256 of the folder's content and of Referee's evaluation
+runtime (sandbox/runtime/: the evaluator's arena and the submission's driver), i.e. of
+everything that runs when a submission is scored; a change to either becomes a new `Task` row
+and the old row stays, with its runs and baseline scores (never edited in place).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from django.db import transaction
 
 from benchmark.mlgym_results import MLGYM_TASKS
 from benchmark.models import Task
+from sandbox.evaluation import RUNTIME_DIR
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin_tasks"
 TASK_FILE = "task.yaml"
@@ -51,11 +56,14 @@ MLGYM_METRICS_INFERRED: dict[str, tuple[str, str]] = {
 
 FOLDER_FIELDS = {
     "slug", "title", "category", "description", "description_file", "metric", "direction",
-    "artifacts", "workspace", "evaluator", "baseline", "data", "sandbox", "venue", "year",
+    "artifacts", "workspace", "evaluator", "baseline", "data", "sandbox", "venue", "year", "submission",
 }  # fmt: skip
-EVALUATOR_FIELDS = {"dir", "command", "timeout"}
+EVALUATOR_FIELDS = {"dir", "command", "timeout", "metrics"}
 BASELINE_FIELDS = {"dir", "command", "timeout"}
 SANDBOX_FIELDS = {"memory_mb", "cpus"}
+SUBMISSION_FIELDS = {"module", "functions", "files", "call_timeout", "load_timeout", "max_reply_bytes", "stub"}
+# Artifacts that are code (or unpickle into code): they may only run in a submission sandbox.
+CODE_SUFFIXES = {".py", ".pyc", ".so", ".pkl", ".pickle", ".pt", ".pth", ".joblib", ".sh"}
 
 
 class TaskFormatError(ValueError):
@@ -109,11 +117,16 @@ def task_files(folder: Path) -> list[Path]:
 
 
 def content_hash(folder: Path) -> str:
-    """sha256 over every file's relative path and bytes (caches ignored): the version identity."""
+    """sha256 over every file's relative path and bytes (caches ignored), and over Referee's
+    evaluation runtime that runs with them: the version identity."""
     folder = Path(folder)
     digest = hashlib.sha256()
-    for path in task_files(folder):
-        name = path.relative_to(folder).as_posix().encode()
+    files = [(path.relative_to(folder).as_posix(), path) for path in task_files(folder)]
+    files += [
+        (f"(referee runtime)/{path.relative_to(RUNTIME_DIR).as_posix()}", path) for path in task_files(RUNTIME_DIR)
+    ]
+    for relative, path in files:
+        name = relative.encode()
         data = path.read_bytes()
         digest.update(len(name).to_bytes(4, "big") + name + len(data).to_bytes(8, "big"))
         digest.update(data)
@@ -208,6 +221,64 @@ def _folder(root: Path, file: Path, name: str, value: str) -> str:
     return relative
 
 
+def _number(section: dict, file: Path, name: str, default: float, low: float, high: float) -> float:
+    value = section.get(name.rpartition(".")[2], default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise TaskFormatError(file, name, f"must be a number in {low:g}..{high:g}, not {value!r}")
+    return float(value)
+
+
+def _submission(data: dict, file: Path, artifacts: list[str]) -> dict | None:
+    """The ``submission:`` section: which artifacts are code, and what the evaluator calls.
+
+    Code artifacts run only in a sandbox of their own; the evaluator reaches them through
+    sandbox/runtime/arena.py. An artifact that is code without this section would run in the
+    evaluator's sandbox, next to the labels and the metrics: refused."""
+    section = _section(data, file, "submission", SUBMISSION_FIELDS, required=False)
+    if not section:
+        code = [name for name in artifacts if Path(name).suffix in CODE_SUFFIXES]
+        if code:
+            raise TaskFormatError(
+                file,
+                "submission",
+                f"artifact {code[0]!r} is code: declare submission: (module, functions) so that it runs in "
+                "a sandbox of its own and the evaluator calls it, instead of importing it next to its labels",
+            )
+        return None
+    module = _relative(section.get("module"), file, "submission.module")
+    files = section.get("files", artifacts)
+    if not isinstance(files, list) or not files:
+        raise TaskFormatError(file, "submission.files", "must list artifacts that belong to the submitted code")
+    files = [_relative(item, file, "submission.files") for item in files]
+    unknown = [name for name in [module, *files] if name not in artifacts]
+    if unknown:
+        raise TaskFormatError(file, "submission", f"{unknown[0]!r} is not one of the artifacts {artifacts}")
+    if module not in files or not module.endswith(".py"):
+        raise TaskFormatError(file, "submission.module", f"must be a .py file among submission.files, not {module!r}")
+    code = [name for name in artifacts if Path(name).suffix in CODE_SUFFIXES and name not in files]
+    if code:
+        raise TaskFormatError(file, "submission.files", f"artifact {code[0]!r} is code and must be listed here")
+    functions = section.get("functions")
+    if (
+        not isinstance(functions, list)
+        or not functions
+        or not all(isinstance(name, str) and name.isidentifier() for name in functions)
+    ):
+        raise TaskFormatError(file, "submission.functions", f"must list Python function names, not {functions!r}")
+    stub = section.get("stub", True)
+    if not isinstance(stub, bool):
+        raise TaskFormatError(file, "submission.stub", f"must be true or false, not {stub!r}")
+    return {
+        "module": module,
+        "functions": functions,
+        "files": files,
+        "call_timeout": _number(section, file, "submission.call_timeout", 5, 0.01, 600),
+        "load_timeout": _number(section, file, "submission.load_timeout", 60, 1, 600),
+        "max_reply_bytes": int(_number(section, file, "submission.max_reply_bytes", 1 << 20, 16, 64 << 20)),
+        "stub": stub,
+    }
+
+
 # -- Referee task folders --------------------------------------------------------------------
 
 
@@ -242,6 +313,8 @@ def folder_task_load(folder: Path, *, source: str = "folder") -> TaskSpec:
     if not isinstance(artifacts, list) or not artifacts:
         raise TaskFormatError(file, "artifacts", "must list the files that evaluation takes from the workspace")
     artifacts = [_relative(item, file, "artifacts") for item in artifacts]
+    if any(Path(name).parts[0] == ".referee" for name in artifacts):
+        raise TaskFormatError(file, "artifacts", "paths under .referee/ are Referee's own (metrics, logs)")
 
     workspace = _folder(folder, file, "workspace", data.get("workspace", "workspace"))
 
@@ -257,6 +330,15 @@ def folder_task_load(folder: Path, *, source: str = "folder") -> TaskSpec:
         raise TaskFormatError(
             file, "evaluator.command", f"bad placeholder {exc}: use {{split}} and {{evaluator_dir}} only"
         ) from None
+
+    metrics_from = evaluator.get("metrics", "file")
+    if metrics_from not in ("file", "stdout"):
+        raise TaskFormatError(
+            file,
+            "evaluator.metrics",
+            f"must be file (arena.emit) or stdout (a printed JSON line), not {metrics_from!r}",
+        )
+    submission = _submission(data, file, artifacts)
 
     baseline = _section(data, file, "baseline", BASELINE_FIELDS, required=True)
     baseline_command = _text(baseline, file, "command")
@@ -292,7 +374,13 @@ def folder_task_load(folder: Path, *, source: str = "folder") -> TaskSpec:
         "runnable": data_status != Task.DataStatus.MISSING,
         "artifacts": artifacts,
         "workspace_dir": workspace,
-        "evaluator": {"dir": evaluator_dir, "command": evaluator_command, "timeout": evaluator_timeout},
+        "evaluator": {
+            "dir": evaluator_dir,
+            "command": evaluator_command,
+            "timeout": evaluator_timeout,
+            "metrics": metrics_from,
+        },
+        "submission": submission,
         "baseline": {"dir": baseline_dir, "command": baseline_command, "timeout": baseline_timeout},
         "sandbox": {"memory_mb": memory_mb, "cpus": float(cpus)},
         "data": data_paths,

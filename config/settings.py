@@ -166,6 +166,8 @@ SANDBOX_MEMORY_MB = env_size_mb("SANDBOX_MEMORY", 2048)
 SANDBOX_CPUS = env_float("SANDBOX_CPUS", 1.0, minimum=0.1)
 SANDBOX_PIDS = env_int("SANDBOX_PIDS", 256, minimum=16)
 SANDBOX_DISK_MB = env_size_mb("SANDBOX_DISK", 2048)
+# Loop-mounted workspace disks (root workers): on real disk, never on tmpfs (see sandbox/disk.py).
+SANDBOX_DISK_DIR = env_str("SANDBOX_DISK_DIR", "")
 
 # LLM providers. Calls go to the model endpoints admins register (benchmark.llm.endpoints); these
 # base URLs only seed the default endpoints (benchmark.llm.seed). The keys are not settings: an

@@ -10,7 +10,7 @@ from sandbox.base import (
     backend_info,
     open_session,
 )
-from sandbox.evaluation import EvaluationResult, evaluate
+from sandbox.evaluation import EvaluationResult, Submission, evaluate
 
 __all__ = [
     "CommandResult",
@@ -20,6 +20,7 @@ __all__ = [
     "SandboxSpec",
     "SandboxUnavailable",
     "Session",
+    "Submission",
     "backend_info",
     "evaluate",
     "open_session",

@@ -112,6 +112,8 @@ class Session:
         self._buffer = bytearray()
         self._closed = False
         self.server_info: dict[str, Any] = {}
+        # Where the server reads the kernel's OOM-kill counter, when not at the cgroup's usual path.
+        self.oom_file: str | None = None
 
     # -- backend hooks -------------------------------------------------------------------
     def _start(self) -> Channel:
@@ -137,6 +139,7 @@ class Session:
             "kill_scope": kill_scope,
             "pids": self.spec.pids,
             "env": self.spec.env if env is None else env,
+            "oom_file": self.oom_file,
         }
         return ["python3", "-I", "-c", BOOTSTRAP, str(len(SERVER_SOURCE)), json.dumps(config)]
 

@@ -1,10 +1,15 @@
 """The bubblewrap backend: user, pid, network, ipc and uts namespaces; read-only binds; rlimits.
 
 Used where no Docker engine runs. The system directories are bound read-only from the host (or
-from SANDBOX_BWRAP_ROOTFS, e.g. the debootstrap rootfs of the sandbox image); the workspace and
-/tmp are size-limited tmpfs that exist only inside the namespace. A root worker never runs
-sandboxes as root: it drops to SANDBOX_UNPRIVILEGED_UID first (RLIMIT_NPROC does not bind root), and
-requires data mounts to be readable by it (bwrap resolves their paths as that user).
+from SANDBOX_BWRAP_ROOTFS, e.g. the debootstrap rootfs of the sandbox image). A root worker
+never runs sandboxes as root: it drops to SANDBOX_UNPRIVILEGED_UID first (RLIMIT_NPROC does not
+bind root), and requires data mounts to be readable by it (bwrap resolves their paths as that user).
+
+Memory: where the worker may create a memory cgroup (sandbox/cgroup.py) every process of the
+sandbox joins it before bwrap starts, so together they cannot hold more than ``memory_mb``, and
+the workspace and /tmp are loop-mounted disks (sandbox/disk.py) so that files do not count as
+RAM. Otherwise memory is only an address-space rlimit per process and the workspace and /tmp
+are tmpfs; ``info()`` says which holds here.
 """
 
 from __future__ import annotations
@@ -15,17 +20,34 @@ import shutil
 import subprocess
 from typing import Any
 
-from sandbox import conf, process
+from sandbox import cgroup, conf, disk, process
 from sandbox.base import SandboxError, SandboxSpec, SandboxUnavailable, Session
 
 ISOLATION = (
     "bubblewrap: user/pid/net/ipc/uts namespaces, no network unless the task asks, read-only "
-    "system and data binds, tmpfs workspace with a size limit, per-process rlimits (address "
-    "space, processes); no cgroup memory/CPU accounting"
+    "system and data binds, process rlimit, no CPU limit; "
 )
+# Where the memory-events file of the sandbox's cgroup appears inside it (for the OOM counter).
+EVENTS_TARGET = "/dev/.memory-events"
+
+
+def isolation() -> str:
+    """What holds on this machine, in words for /healthz and the UI."""
+    problem = cgroup.unavailable()
+    if problem:
+        memory = f"memory: only a per-process address-space rlimit, no cgroup ({problem})"
+    else:
+        memory = "memory: one cgroup per sandbox capping all its processes at the memory asked"
+    problem = disk.unavailable()
+    files = f"workspace and /tmp: tmpfs ({problem})" if problem else "workspace and /tmp: size-limited loop disks"
+    return f"{ISOLATION}{memory}; {files}"
+
+
 PATH = "/opt/venv/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 SYSTEM_DIRS = ("/usr", "/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime", "/etc/ssl", "/opt/venv")
 SANDBOX_UID = 1000
+# Made fresh in every sandbox, never taken from SANDBOX_BWRAP_ROOTFS.
+ROOTFS_SKIPPED = {"proc", "dev", "sys", "tmp", "run", "workspace", "root", "home", "mnt", "media", "srv", "boot"}
 
 
 @functools.lru_cache(maxsize=1)
@@ -46,9 +68,9 @@ def probe() -> str | None:
 def info() -> dict[str, Any]:
     problem = probe()
     if problem:
-        return {"isolation": ISOLATION, "available": False, "detail": problem}
+        return {"isolation": isolation(), "available": False, "detail": problem}
     root = conf.bwrap_rootfs() or "host /usr"
-    return {"isolation": ISOLATION, "available": True, "detail": f"system files from {root}"}
+    return {"isolation": isolation(), "available": True, "detail": f"system files from {root}"}
 
 
 def check_readable(path: str) -> None:
@@ -89,6 +111,9 @@ class BwrapSession(Session):
     def __init__(self, spec: SandboxSpec) -> None:
         super().__init__(spec)
         self.channel: process.PipeChannel | None = None
+        self.disks: list[disk.Disk] = []
+        self.group: cgroup.MemoryGroup | None = None
+        self.host_uid = conf.unprivileged_uid() if os.geteuid() == 0 else os.geteuid()
 
     def bwrap_args(self) -> list[str]:
         spec = self.spec
@@ -99,15 +124,30 @@ class BwrapSession(Session):
             args.append("--share-net")
         rootfs = conf.bwrap_rootfs()
         if rootfs:
-            args += ["--ro-bind", rootfs, "/"]
+            # Each top-level entry on its own, not the rootfs as /: a read-only / would leave
+            # no place for the mount points of /workspace, /evaluator and the other binds.
+            for entry in sorted(os.listdir(rootfs)):
+                source, target = os.path.join(rootfs, entry), "/" + entry
+                if entry in ROOTFS_SKIPPED:
+                    continue
+                if os.path.islink(source):
+                    args += ["--symlink", os.readlink(source), target]
+                elif os.path.isdir(source):
+                    args += ["--ro-bind", source, target]
         else:
             for path in SYSTEM_DIRS:
                 if os.path.exists(path):
                     args += ["--ro-bind", path, path]
             args += _symlinks()
         args += ["--proc", "/proc", "--dev", "/dev"]
-        args += ["--size", str(conf.tmp_mb() * process.MB), "--perms", "1777", "--tmpfs", "/tmp"]
-        args += ["--size", str(spec.disk_mb * process.MB), "--perms", "0755", "--tmpfs", spec.workdir]
+        if self.disks:
+            workspace, tmp = self.disks
+            args += ["--bind", tmp.source, "/tmp", "--bind", workspace.source, spec.workdir]
+        else:
+            args += ["--size", str(conf.tmp_mb() * process.MB), "--perms", "1777", "--tmpfs", "/tmp"]
+            args += ["--size", str(spec.disk_mb * process.MB), "--perms", "0755", "--tmpfs", spec.workdir]
+        if self.group is not None:
+            args += ["--ro-bind", str(self.group.events), EVENTS_TARGET]
         for mount in spec.mounts:
             source = os.path.realpath(mount.source)
             check_readable(source)
@@ -124,25 +164,40 @@ class BwrapSession(Session):
         if problem:
             raise SandboxUnavailable(problem)
         spec = self.spec
+        uid = self.host_uid
+        try:
+            self.disks = disk.session_disks(
+                session=self.id, workspace_mb=spec.disk_mb, tmp_mb=conf.tmp_mb(), uid=uid, gid=uid
+            )
+            if not cgroup.unavailable():
+                self.group = cgroup.MemoryGroup(self.id, spec.memory_mb)
+        except (disk.DiskError, cgroup.CgroupError) as exc:
+            raise SandboxError(f"cannot set up the sandbox's limits: {exc}") from exc
+        self.oom_file = EVENTS_TARGET if self.group else None
         args = self.bwrap_args() + self.server_command(workdir=spec.workdir)
-        kwargs: dict[str, Any] = {}
-        uid = os.geteuid()
-        if uid == 0:
-            uid = conf.unprivileged_uid()
-            kwargs = {"user": uid, "group": uid, "extra_groups": []}
         nproc = process.tasks_of_uid(uid) + spec.pids
-        # Address space, not RSS: a process that maps more than memory_mb fails its allocation.
-        preexec = process.rlimits(memory_mb=spec.memory_mb, disk_mb=None, nproc=nproc)
-        self.channel = process.start(args, env={"PATH": PATH}, preexec=preexec, cwd="/", **kwargs)
+        preexec = process.rlimits(
+            # With a cgroup the sandbox's processes together are capped; without one, only
+            # address space per process (a process that maps more fails its allocation).
+            memory_mb=None if self.group else spec.memory_mb,
+            disk_mb=None,
+            nproc=nproc,
+            join=self.group.join if self.group else None,
+            user=uid if os.geteuid() == 0 else None,
+        )
+        self.channel = process.start(args, env={"PATH": PATH}, preexec=preexec, cwd="/")
         return self.channel
 
     def _diagnostics(self) -> str:
         return self.channel.diagnostics() if self.channel else ""
 
     def _destroy(self) -> None:
-        # Closing the channel killed bwrap, and its tmpfs with it; --die-with-parent covers a
-        # crashed worker. Nothing is left on the host.
-        return None
+        # Closing the channel killed bwrap and with it the namespace (--die-with-parent also
+        # covers a crashed worker); what is left on the host is the disks and the cgroup.
+        if self.group is not None:
+            self.group.close()
+        for scratch in self.disks:
+            scratch.close()
 
 
 def open_session(spec: SandboxSpec) -> BwrapSession:

@@ -6,8 +6,13 @@ and so that tests can override settings per test.
 
 from __future__ import annotations
 
+import functools
+import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 BACKENDS = ("docker", "bwrap", "local")
 
@@ -28,6 +33,13 @@ def base_dir() -> Path:
 
 def cache_dir() -> Path:
     return Path(_setting("SANDBOX_CACHE_DIR", None) or base_dir() / "var" / "sandbox-image")
+
+
+def disk_dir() -> Path:
+    """Where size-limited sandbox disks (loop-mounted ext4 images) live: must be on real disk,
+    never on tmpfs, whose pages would count as RAM again."""
+    value = _setting("SANDBOX_DISK_DIR", None)
+    return Path(value) if value else base_dir() / "var" / "sandbox-disks"
 
 
 def backend_name() -> str:
@@ -100,3 +112,18 @@ def parse_memory(value: str | int) -> int:
         return int(text)
     except ValueError:
         raise ValueError(f"bad memory size {value!r}: use e.g. 512m or 2g") from None
+
+
+def probed_once(probe: Callable[[], T]) -> Callable[[], T]:
+    """Run a machine probe once per process, also when sessions start in threads at once (an
+    evaluation opens two): the result is cached, and ``cache_clear`` resets it for tests."""
+    lock = threading.Lock()
+    cached = functools.lru_cache(maxsize=1)(probe)
+
+    @functools.wraps(probe)
+    def wrapper() -> T:
+        with lock:
+            return cached()
+
+    wrapper.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    return wrapper

@@ -1,9 +1,15 @@
 """The Docker backend: the only module that imports the Docker SDK.
 
 One container per session: non-root, no network unless asked, memory/CPU/pids limits, all
-capabilities dropped, no-new-privileges, read-only root filesystem, size-limited tmpfs for the
-workspace and /tmp, read-only data mounts, labels naming the session and its run. The shell
-server is the container's main process (PID 1), spoken to over the attached stdin/stdout.
+capabilities dropped, no-new-privileges, read-only root filesystem, a size-limited workspace
+and /tmp, read-only data mounts, labels naming the session and its run. The shell server is the
+container's main process (PID 1), spoken to over the attached stdin/stdout.
+
+RAM: the cgroup limit is exactly ``memory_mb``. The workspace and /tmp are loop-mounted ext4
+disks on the host (sandbox/disk.py), not tmpfs, because tmpfs pages are charged to the memory
+cgroup: with tmpfs, the limit had to be memory + disk + /tmp, and one process could hold all of
+it in RAM. Where loop disks are unavailable (a worker that is not root) the old tmpfs layout is
+used and ``info()`` says that the memory limit then includes the disk.
 """
 
 from __future__ import annotations
@@ -22,14 +28,20 @@ import docker.errors
 from docker.types import Mount as DockerMount
 from docker.types import Ulimit
 
-from sandbox import conf
+from sandbox import conf, disk
 from sandbox.base import LABEL, SandboxError, SandboxSpec, SandboxUnavailable, Session
 
 ISOLATION = (
-    "container: non-root user, no network unless the task asks, memory/CPU/pids limits, "
-    "size-limited tmpfs workspace, all capabilities dropped, no-new-privileges, "
-    "read-only root filesystem and data mounts"
+    "container: non-root user, no network unless the task asks, CPU/pids limits, "
+    "all capabilities dropped, no-new-privileges, read-only root filesystem and data mounts, "
 )
+DISK_ISOLATION = "RAM capped at the memory asked; workspace and /tmp on size-limited loop-mounted disks"
+TMPFS_ISOLATION = "memory limit = RAM + workspace + /tmp (tmpfs, charged to RAM: {why})"
+
+
+def isolation() -> str:
+    problem = disk.unavailable()
+    return ISOLATION + (TMPFS_ISOLATION.format(why=problem) if problem else DISK_ISOLATION)
 
 
 @lru_cache(maxsize=1)
@@ -75,11 +87,11 @@ def info() -> dict[str, Any]:
     try:
         version = engine_version()
     except SandboxUnavailable as exc:
-        return {"isolation": ISOLATION, "available": False, "detail": str(exc)}
+        return {"isolation": isolation(), "available": False, "detail": str(exc)}
     if not image_exists(tag):
         detail = f"engine {version}; image {tag} missing: run manage.py build_sandbox_image"
-        return {"isolation": ISOLATION, "available": False, "detail": detail}
-    return {"isolation": ISOLATION, "available": True, "detail": f"engine {version}; image {tag}"}
+        return {"isolation": isolation(), "available": False, "detail": detail}
+    return {"isolation": isolation(), "available": True, "detail": f"engine {version}; image {tag}"}
 
 
 class SocketChannel:
@@ -134,19 +146,34 @@ class DockerSession(Session):
         super().__init__(spec)
         self.container: Any = None
         self.channel: SocketChannel | None = None
+        self.disks: list[disk.Disk] = []
 
     def container_options(self) -> dict[str, Any]:
         spec = self.spec
         uid, _, gid = conf.docker_uid().partition(":")
         tmp_mb = conf.tmp_mb()
-        # tmpfs pages are charged to the container's memory cgroup, so the limit covers the
-        # RAM the task asked for plus its disk: filling the disk then cannot OOM the shell.
-        memory = f"{spec.memory_mb + spec.disk_mb + tmp_mb}m"
         tmpfs_opts = "rw,exec,nosuid,nodev"
         mounts = [
             DockerMount(target=m.target, source=str(Path(m.source).resolve()), type="bind", read_only=m.read_only)
             for m in spec.mounts
         ]
+        if self.disks:
+            memory = f"{spec.memory_mb}m"
+            tmpfs = {}
+            workspace, tmp = self.disks
+            mounts = [
+                DockerMount(target=spec.workdir, source=workspace.source, type="bind", read_only=False),
+                DockerMount(target="/tmp", source=tmp.source, type="bind", read_only=False),
+                *mounts,
+            ]
+        else:
+            # tmpfs pages are charged to the memory cgroup: without disks the limit must cover
+            # RAM + disk + /tmp, or filling the disk would OOM the shell (info() says so).
+            memory = f"{spec.memory_mb + spec.disk_mb + tmp_mb}m"
+            tmpfs = {
+                spec.workdir: f"{tmpfs_opts},size={spec.disk_mb}m,mode=0755,uid={uid},gid={gid or uid}",
+                "/tmp": f"{tmpfs_opts},size={tmp_mb}m,mode=1777",
+            }
         return {
             "image": spec.image or conf.image(),
             # The shell server is the container's PID 1: it reaps orphans, and signals from
@@ -162,10 +189,7 @@ class DockerSession(Session):
             "cap_drop": ["ALL"],
             "security_opt": ["no-new-privileges:true"],
             "read_only": True,
-            "tmpfs": {
-                spec.workdir: f"{tmpfs_opts},size={spec.disk_mb}m,mode=0755,uid={uid},gid={gid or uid}",
-                "/tmp": f"{tmpfs_opts},size={tmp_mb}m,mode=1777",
-            },
+            "tmpfs": tmpfs,
             "mounts": mounts,
             "labels": self.labels,
             "environment": {"HOME": spec.workdir, **spec.env},
@@ -177,6 +201,17 @@ class DockerSession(Session):
         }
 
     def _start(self) -> SocketChannel:
+        uid, _, gid = conf.docker_uid().partition(":")
+        try:
+            self.disks = disk.session_disks(
+                session=self.id,
+                workspace_mb=self.spec.disk_mb,
+                tmp_mb=conf.tmp_mb(),
+                uid=int(uid),
+                gid=int(gid or uid),
+            )
+        except disk.DiskError as exc:
+            raise SandboxError(f"cannot make the sandbox's disks: {exc}") from exc
         options = self.container_options()
         api = client().api
         try:
@@ -207,6 +242,8 @@ class DockerSession(Session):
                 pass
             except docker.errors.DockerException:
                 pass  # the reaper finds it by its labels
+        for scratch in self.disks:
+            scratch.close()
 
 
 def open_session(spec: SandboxSpec) -> DockerSession:

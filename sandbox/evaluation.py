@@ -1,10 +1,22 @@
-"""Evaluation in a fresh sandbox that the agent never touched.
+"""Evaluation in fresh sandboxes that the agent never touched.
 
-The evaluator directory (pristine evaluation code, labels, opponents) is mounted read-only at
-``/evaluator``; only the declared artifact files are copied into the empty workspace; there is
-no network. The evaluator must print its metrics as a JSON object on the last such line of its
-output: anything else (no JSON, non-numeric values, a crash, a timeout) is an evaluation error
-that carries the output, never a made-up score.
+The evaluator's sandbox has no network; the evaluator directory (pristine evaluation code,
+labels, opponents) is mounted read-only at ``/evaluator`` and the evaluator-side runtime
+(runtime/arena.py) at ``/referee``; the declared data artifacts are copied into its empty
+workspace. Submitted *code* never runs there: given a ``Submission``, its files go into a
+second sandbox of their own (no network, no evaluator, nothing but those files) where
+runtime/driver.py loads them and answers the evaluator's calls over a pair of named pipes
+mounted into both sandboxes: data in, data out, each reply held to a time and size limit by the
+evaluator's side. The two sandboxes share no process tree, no filesystem but the two pipes,
+and no output.
+
+Metrics leave the evaluator's sandbox as a JSON file written by ``arena.emit`` into its own
+workspace (``$REFEREE_METRICS``) and read back after the evaluator exits: a channel nothing of
+the submission can write. Anything else (no metrics file, non-numeric or non-finite values, a
+crash, a timeout) is an evaluation error that carries the output, never a made-up score.
+``metrics="stdout"`` instead takes the last JSON object line of the evaluator's output, for
+evaluators written to print their metrics (MLGym's); it is safe only because submitted code
+cannot print there, and only for evaluators that print nothing of the submission's after it.
 """
 
 from __future__ import annotations
@@ -12,13 +24,26 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
+import shutil
+import tempfile
 import time
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from sandbox.base import Mount, SandboxError, SandboxSpec, open_session
+from sandbox import conf
+from sandbox.base import Mount, SandboxError, SandboxSpec, Session, decode_output, open_session
 
 EVALUATOR_MOUNT = "/evaluator"
+RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
+RUNTIME_MOUNT = "/referee"
+CALLS_MOUNT = "/referee-calls"
+CALLS_PREFIX = "referee-calls-"  # host temp dirs holding the pipes
+METRICS_FILE = ".referee/metrics.json"  # in the evaluator's workspace
+SUBMISSION_LOG = ".referee/submission.log"  # in the submission's workspace
+MAX_METRICS_BYTES = 1 << 20
+SUBMISSION_OUTPUT_KEPT = 4000
 
 
 @dataclass
@@ -30,8 +55,51 @@ class EvaluationResult:
     duration: float
 
 
+@dataclass
+class Submission:
+    """Submitted code: its files, the module the evaluator calls into and that module's functions."""
+
+    files: dict[str, bytes]
+    module: str
+    functions: list[str]
+    call_timeout: float = 5.0
+    load_timeout: float = 60.0
+    max_reply_bytes: int = 1 << 20
+    spec: SandboxSpec | None = None  # limits of its sandbox (default: the evaluator's)
+    stub: bool = True  # put a stand-in module under the same name into the evaluator's workspace
+
+
+def metrics_from_json(value: object) -> tuple[dict[str, float] | None, str | None]:
+    """A JSON object of finite numbers as metrics; else (None, why)."""
+    if not isinstance(value, dict):
+        return None, f"the metrics are not a JSON object: {str(value)[:200]}"
+    if not value:
+        return None, "the metrics JSON object is empty"
+    metrics: dict[str, float] = {}
+    for key, number in value.items():
+        if isinstance(number, bool) or not isinstance(number, int | float) or not math.isfinite(number):
+            return None, f"metric {key!r} is not a finite number: {number!r}"
+        metrics[str(key)] = float(number)
+    return metrics, None
+
+
+def _strict_json(text: str) -> object:
+    def refuse(name: str) -> float:
+        raise ValueError(f"{name} is not a finite number")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def parse_metrics_file(data: bytes) -> tuple[dict[str, float] | None, str | None]:
+    try:
+        value = _strict_json(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, f"the metrics file is not valid JSON of numbers: {exc}"
+    return metrics_from_json(value)
+
+
 def parse_metrics(output: str) -> tuple[dict[str, float] | None, str | None]:
-    """The last line that is a JSON object, as numeric metrics; else (None, why)."""
+    """The last line of ``output`` that is a JSON object, as numeric metrics; else (None, why)."""
     for line in reversed(output.splitlines()):
         line = line.strip()
         if not (line.startswith("{") and line.endswith("}")):
@@ -40,25 +108,120 @@ def parse_metrics(output: str) -> tuple[dict[str, float] | None, str | None]:
             value = json.loads(line)
         except ValueError:
             continue
-        if not isinstance(value, dict):
-            continue
-        if not value:
-            return None, "the metrics JSON object is empty"
-        metrics: dict[str, float] = {}
-        for key, number in value.items():
-            if isinstance(number, bool) or not isinstance(number, int | float) or not math.isfinite(number):
-                return None, f"metric {key!r} is not a finite number: {number!r}"
-            metrics[str(key)] = float(number)
-        return metrics, None
+        if isinstance(value, dict):
+            return metrics_from_json(value)
     return None, "the evaluator printed no JSON object of metrics"
 
 
 def artifact_path(name: str) -> str:
-    """Artifacts land inside the workspace: no absolute paths, no '..'."""
+    """Artifacts land inside the workspace: no absolute paths, no '..', nothing of Referee's."""
     path = PurePosixPath(name)
-    if not name or path.is_absolute() or ".." in path.parts:
+    if not name or path.is_absolute() or ".." in path.parts or path.parts[0] == ".referee":
         raise ValueError(f"artifact path {name!r} must be relative and stay inside the workspace")
     return path.as_posix()
+
+
+def stub_source(submission: Submission) -> bytes:
+    lines = [
+        f'"""Stand-in for the submitted {submission.module}: its functions run in the submission\'s own',
+        'sandbox and are called over Referee\'s pipes (see arena.remote_function)."""',
+        "from arena import remote_function",
+        "",
+        *(f"{name} = remote_function({name!r})" for name in submission.functions),
+    ]
+    return ("\n".join(lines) + "\n").encode()
+
+
+class CallPipes:
+    """A host directory holding the two named pipes, mounted read-only into both sandboxes
+    (writing to a pipe is not writing to the filesystem): the only thing the two share."""
+
+    def __init__(self) -> None:
+        self.dir = tempfile.mkdtemp(prefix=CALLS_PREFIX)
+        os.chmod(self.dir, 0o755)  # bwrap under a root worker binds it as an unprivileged uid
+        with open(os.path.join(self.dir, ".owner"), "w") as fh:  # for the reaper, if we die
+            fh.write(str(os.getpid()))
+        for name in ("calls", "replies"):
+            os.mkfifo(os.path.join(self.dir, name))
+            os.chmod(os.path.join(self.dir, name), 0o666)  # the sandboxes' users differ per backend
+
+    def mount(self) -> Mount:
+        return Mount(source=self.dir, target=CALLS_MOUNT, read_only=True)
+
+    def close(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@dataclass
+class _Sessions:
+    evaluator: Session | None = None
+    submission: Session | None = None
+    opened: list[Session] = field(default_factory=list)
+
+    def close(self) -> None:
+        for session in self.opened:
+            try:
+                session.close()
+            except Exception:  # closing is best effort; the reaper finds what is left
+                pass
+
+
+def _open_both(specs: list[SandboxSpec], backend: str | None) -> list[Session]:
+    """Start the sandboxes side by side on Docker (a start is mostly waiting for the engine).
+
+    Elsewhere one after the other, in this thread: bwrap's --die-with-parent kills a sandbox
+    when the *thread* that started it ends, and bwrap starts in a few tens of milliseconds."""
+    if (backend or conf.backend_name()) != "docker":
+        sessions: list[Session] = []
+        try:
+            for spec in specs:
+                sessions.append(open_session(spec, backend=backend))
+        except BaseException:
+            for session in sessions:
+                session.close()
+            raise
+        return sessions
+    with ThreadPoolExecutor(max_workers=len(specs)) as pool:
+        futures = [pool.submit(open_session, spec, backend=backend) for spec in specs]
+    sessions, errors = [], []
+    for future in futures:
+        try:
+            sessions.append(future.result())
+        except BaseException as exc:
+            errors.append(exc)
+    if errors:
+        for session in sessions:
+            session.close()
+        raise errors[0]
+    return sessions
+
+
+def _driver_command(submission: Submission) -> str:
+    functions = ",".join(submission.functions)
+    return (
+        f'mkdir -p .referee && nohup python3 -I "$REFEREE_RUNTIME/driver.py" "$REFEREE_CALLS" "$REFEREE_REPLIES" '
+        f"'{submission.module}' '{functions}' > {SUBMISSION_LOG} 2>&1 < /dev/null &"
+    )
+
+
+def _submission_output(session: Session) -> str:
+    try:
+        result = session.run(f"tail -c {SUBMISSION_OUTPUT_KEPT} {SUBMISSION_LOG} 2>/dev/null", timeout=20)
+    except SandboxError:
+        return ""
+    return result.output if result.exit_code == 0 else ""
+
+
+def _check_submission(submission: Submission) -> None:
+    for name in submission.files:
+        artifact_path(name)
+    module = artifact_path(submission.module)
+    if module not in submission.files:
+        raise ValueError(f"the submission's module {submission.module!r} is not one of its files")
+    if not submission.functions or not all(name.isidentifier() for name in submission.functions):
+        raise ValueError(f"the submission's functions must be Python names, not {submission.functions!r}")
+    if not module.endswith(".py") or "'" in module:
+        raise ValueError(f"the submission's module {submission.module!r} must be a .py file")
 
 
 def evaluate(
@@ -69,37 +232,104 @@ def evaluate(
     timeout: float = 600,
     spec: SandboxSpec | None = None,
     backend: str | None = None,
+    submission: Submission | None = None,
+    metrics: str = "file",
 ) -> EvaluationResult:
     started = time.monotonic()
-    spec = copy.deepcopy(spec) if spec else SandboxSpec()
-    spec.network = False  # never, whatever the caller's spec says
-    spec.mounts = [*spec.mounts, Mount(source=str(evaluator_dir), target=EVALUATOR_MOUNT, read_only=True)]
-    spec.labels = {**spec.labels, "referee.sandbox.role": "evaluator"}
-    spec.env = {**spec.env, "EVALUATOR_DIR": EVALUATOR_MOUNT, "WORKSPACE": spec.workdir}
 
     def failed(error: str, output: str = "") -> EvaluationResult:
         return EvaluationResult(False, None, error, output, time.monotonic() - started)
 
     try:
         paths = {artifact_path(name): data for name, data in artifacts.items()}
+        if submission is not None:
+            _check_submission(submission)
     except ValueError as exc:
         return failed(str(exc))
+    if metrics not in ("file", "stdout"):
+        return failed(f"metrics must come from 'file' or 'stdout', not {metrics!r}")
     if not Path(evaluator_dir).is_dir():
         return failed(f"evaluator directory {evaluator_dir} does not exist")
+
+    spec = copy.deepcopy(spec) if spec else SandboxSpec()
+    spec.network = False  # never, whatever the caller's spec says
+    runtime = Mount(source=str(RUNTIME_DIR), target=RUNTIME_MOUNT, read_only=True)
+    spec.mounts = [*spec.mounts, Mount(source=str(evaluator_dir), target=EVALUATOR_MOUNT, read_only=True), runtime]
+    spec.labels = {**spec.labels, "referee.sandbox.role": "evaluator"}
+    spec.env = {
+        **spec.env,
+        "EVALUATOR_DIR": EVALUATOR_MOUNT,
+        "WORKSPACE": spec.workdir,
+        # arena for the evaluator; the workspace too, for evaluators that import the submitted
+        # module by name (MLGym's): there it is the stand-in, the real one runs elsewhere.
+        "PYTHONPATH": f"{RUNTIME_MOUNT}:{spec.workdir}",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "REFEREE_METRICS": f"{spec.workdir}/{METRICS_FILE}",
+    }
+    specs = [spec]
+    pipes = CallPipes() if submission is not None else None
+    if submission is not None and pipes is not None:
+        calls = {"REFEREE_CALLS": f"{CALLS_MOUNT}/calls", "REFEREE_REPLIES": f"{CALLS_MOUNT}/replies"}
+        spec.mounts.append(pipes.mount())
+        spec.env.update(
+            calls,
+            REFEREE_CALL_TIMEOUT=f"{submission.call_timeout:g}",
+            REFEREE_LOAD_TIMEOUT=f"{submission.load_timeout:g}",
+            REFEREE_MAX_REPLY_BYTES=str(submission.max_reply_bytes),
+        )
+        own = copy.deepcopy(submission.spec) if submission.spec else copy.deepcopy(spec)
+        own.network = False
+        own.mounts = [runtime, pipes.mount()]  # nothing of the evaluator's
+        own.labels = {**own.labels, "referee.sandbox.role": "submission"}
+        own.env = {**calls, "REFEREE_RUNTIME": RUNTIME_MOUNT, "OPENBLAS_NUM_THREADS": "1"}
+        specs.append(own)
+
+    sessions = _Sessions()
+    submission_output = ""
     try:
-        with open_session(spec, backend=backend) as session:
-            for path, data in paths.items():
-                session.put_file(path, data)
-            result = session.run(command, timeout=timeout)
+        sessions.opened = _open_both(specs, backend)
+        sessions.evaluator = sessions.opened[0]
+        if submission is not None:
+            sessions.submission = sessions.opened[1]
+            for path, data in submission.files.items():
+                sessions.submission.put_file(artifact_path(path), data)
+            sessions.submission.run(_driver_command(submission), timeout=30)
+            if submission.stub:
+                sessions.evaluator.put_file(artifact_path(submission.module), stub_source(submission))
+        for path, data in paths.items():
+            sessions.evaluator.put_file(path, data)
+        result = sessions.evaluator.run(command, timeout=timeout)
+        metrics_data: bytes | None = None
+        if metrics == "file":
+            try:
+                metrics_data = sessions.evaluator.get_file(METRICS_FILE, max_bytes=MAX_METRICS_BYTES)
+            except SandboxError as exc:
+                if "No such file" not in str(exc):
+                    raise
+        if sessions.submission is not None:
+            submission_output = _submission_output(sessions.submission)
     except SandboxError as exc:
         return failed(f"sandbox error: {exc}")
+    finally:
+        sessions.close()
+        if pipes is not None:
+            pipes.close()
+    output = result.output
+    if submission_output.strip():
+        output += f"\n[output of the submission's own sandbox, last {SUBMISSION_OUTPUT_KEPT} bytes]\n"
+        output += decode_output(submission_output.encode())
     if result.timed_out:
-        return failed(f"the evaluation timed out after {timeout:g}s", result.output)
+        return failed(f"the evaluation timed out after {timeout:g}s", output)
     if result.oom:
-        return failed("the evaluation ran out of memory", result.output)
+        return failed("the evaluation ran out of memory", output)
     if result.exit_code != 0:
-        return failed(f"the evaluator exited with code {result.exit_code}", result.output)
-    metrics, error = parse_metrics(result.output)
-    if metrics is None:
-        return failed(error or "no metrics", result.output)
-    return EvaluationResult(True, metrics, None, result.output, time.monotonic() - started)
+        return failed(f"the evaluator exited with code {result.exit_code}", output)
+    if metrics == "stdout":
+        parsed, error = parse_metrics(result.output)
+    elif metrics_data is None:
+        parsed, error = None, "the evaluator wrote no metrics (arena.emit writes them to $REFEREE_METRICS)"
+    else:
+        parsed, error = parse_metrics_file(metrics_data)
+    if parsed is None:
+        return failed(error or "no metrics", output)
+    return EvaluationResult(True, parsed, None, output, time.monotonic() - started)

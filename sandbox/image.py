@@ -22,6 +22,11 @@ from sandbox import conf
 
 IMAGES_DIR = Path(__file__).resolve().parent / "images"
 REQUIREMENTS = IMAGES_DIR / "requirements.txt"
+# What is removed from the image (bundled datasets the hidden splits come from) and why; the
+# same prune.py runs in both builders and writes the image's manifest to MANIFEST_PATH.
+PRUNE_SPEC = IMAGES_DIR / "manifest.json"
+PRUNE_SCRIPT = IMAGES_DIR / "prune.py"
+MANIFEST_PATH = "/etc/referee-sandbox/manifest.json"
 REPOSITORY = "referee-sandbox"
 SUITE = "bookworm"
 MIRROR = os.environ.get("SANDBOX_DEBIAN_MIRROR", "http://deb.debian.org/debian")
@@ -31,7 +36,7 @@ DEBIAN_PACKAGES = ("python3", "python3-venv", "procps")
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64", "any")
 USER_UID = 1000
 # Bump when the steps below change what ends up in the image.
-RECIPE_VERSION = "3"
+RECIPE_VERSION = "4"
 PATH_ENV = "/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 CHANGES = (
     f"ENV PATH={PATH_ENV}",
@@ -53,7 +58,8 @@ def inputs_hash() -> str:
     digest = hashlib.sha256()
     for part in (RECIPE_VERSION, SUITE, " ".join(DEBIAN_PACKAGES), " ".join(CHANGES)):
         digest.update(part.encode() + b"\0")
-    digest.update(REQUIREMENTS.read_bytes())
+    for path in (REQUIREMENTS, PRUNE_SPEC, PRUNE_SCRIPT):
+        digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()[:12]
 
 
@@ -122,6 +128,18 @@ def install_packages(rootfs: Path, wheels: Path, log: Log) -> None:
     shutil.rmtree(staged)
 
 
+def prune(rootfs: Path, log: Log) -> None:
+    """Remove the bundled datasets (images/manifest.json) and write the image's manifest."""
+    staged = rootfs / "tmp" / "prune"
+    shutil.rmtree(staged, ignore_errors=True)
+    staged.mkdir(parents=True)
+    shutil.copy2(PRUNE_SCRIPT, staged / "prune.py")
+    shutil.copy2(PRUNE_SPEC, staged / "manifest.json")
+    command = ["/opt/venv/bin/python", "/tmp/prune/prune.py", "/tmp/prune/manifest.json", MANIFEST_PATH]
+    _run(["chroot", str(rootfs), *command], log, env=_chroot_env())
+    shutil.rmtree(staged)
+
+
 def finish_rootfs(rootfs: Path, log: Log) -> None:
     """Add the unprivileged user, the workspace, and drop caches to keep the import small."""
     log("adding user sandbox, /workspace; removing apt caches and docs")
@@ -155,6 +173,7 @@ def build_rootfs(workdir: Path, log: Log) -> Path:
         ("debootstrap", lambda: debootstrap(rootfs, log)),
         ("wheels", lambda: download_wheels(wheels, log)),
         ("packages", lambda: install_packages(rootfs, wheels, log)),
+        ("prune", lambda: prune(rootfs, log)),
         ("finish", lambda: finish_rootfs(rootfs, log)),
     ]
     for name, step in stages:
@@ -167,6 +186,13 @@ def build_rootfs(workdir: Path, log: Log) -> Path:
         marker.touch()
         log(f"stage {name}: {time.monotonic() - started:.1f}s")
     return rootfs
+
+
+def cached_rootfs() -> Path | None:
+    """The finished debootstrap rootfs of the current image, if this machine built it: what
+    SANDBOX_BWRAP_ROOTFS can point at for bwrap sandboxes with the image's packages."""
+    workdir = conf.cache_dir() / inputs_hash()
+    return workdir / "rootfs" if (workdir / ".done-finish").exists() else None
 
 
 def build_image(*, force: bool = False, log: Log = print) -> str:

@@ -58,10 +58,16 @@ class LocalSession(Session):
             "LANG": "C.UTF-8",
             "SANDBOX_ROOT": self.root,
         }
-        # Sandbox paths given in the environment (e.g. EVALUATOR_DIR=/evaluator) are mapped too.
+        # Sandbox paths given in the environment (e.g. EVALUATOR_DIR=/evaluator, or a file
+        # below a mount) are mapped too.
         targets = {self.spec.workdir, *(mount.target for mount in self.spec.mounts)}
+
+        def mapped(value: str) -> str:
+            inside = any(value == target or value.startswith(target.rstrip("/") + "/") for target in targets)
+            return self.map(value) if inside else value
+
         for key, value in self.spec.env.items():
-            env[key] = self.map(value) if value in targets else value
+            env[key] = ":".join(mapped(part) for part in value.split(":"))  # PYTHONPATH-style lists too
         args = self.server_command(workdir=self.workdir, kill_scope="tree", state_dir=self.map("/.shell"), env=env)
         nproc = process.tasks_of_uid(self.uid) + self.spec.pids
         preexec = process.rlimits(memory_mb=self.spec.memory_mb, disk_mb=self.spec.disk_mb, nproc=nproc)

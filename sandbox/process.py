@@ -70,11 +70,26 @@ def tasks_of_uid(uid: int) -> int:
     return count
 
 
-def rlimits(*, memory_mb: int, disk_mb: int | None, nproc: int | None) -> Callable[[], None]:
-    """A preexec_fn setting per-process limits (the only limits these backends have)."""
+def rlimits(
+    *,
+    memory_mb: int | None,
+    disk_mb: int | None,
+    nproc: int | None,
+    join: Callable[[], None] | None = None,
+    user: int | None = None,
+) -> Callable[[], None]:
+    """A preexec_fn: join the sandbox's cgroup (as root, before anything forks), drop to
+    ``user`` (uid = gid, no groups), then set per-process limits."""
 
     def apply() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_mb * MB, memory_mb * MB))
+        if join is not None:
+            join()
+        if user is not None:
+            os.setgroups([])
+            os.setgid(user)
+            os.setuid(user)
+        if memory_mb is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (memory_mb * MB, memory_mb * MB))
         if disk_mb is not None:  # only where no size-limited tmpfs holds the files
             resource.setrlimit(resource.RLIMIT_FSIZE, (disk_mb * MB, disk_mb * MB))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

@@ -100,11 +100,13 @@ class Reaper:
         return removed
 
     def reap_local_dirs(self, base: Path | None = None) -> list[tuple[str, str]]:
-        """Roots of local-backend sessions whose worker process is gone."""
+        """Roots of local-backend sessions, and evaluations' pipe directories, whose worker is gone."""
+        from sandbox.evaluation import CALLS_PREFIX
         from sandbox.local import PREFIX
 
         removed = []
-        for root in Path(base or tempfile.gettempdir()).glob(f"{PREFIX}*"):
+        folder = Path(base or tempfile.gettempdir())
+        for root in [*folder.glob(f"{PREFIX}*"), *folder.glob(f"{CALLS_PREFIX}*")]:
             try:
                 pid = int((root / ".owner").read_text())
                 created = (root / ".owner").stat().st_mtime
@@ -119,8 +121,25 @@ class Reaper:
             removed.append((str(root), "worker died"))
         return removed
 
+    def reap_disks(self) -> list[tuple[str, str]]:
+        """Loop-mounted disks (and empty memory cgroups) of sessions whose worker is gone."""
+        from sandbox import cgroup, disk
+
+        def alive(pid: int, created: float) -> bool:
+            started = process_started_at(pid)
+            return started is not None and started <= created + 1
+
+        removed = [(path, "worker died") for path in disk.reap_disks(dry_run=self.dry_run, alive=alive)]
+        if not self.dry_run:
+            removed += [(path, "worker died") for path in cgroup.reap_groups()]
+        for path, why in removed:
+            self.log(f"{'would remove' if self.dry_run else 'removed'} {path}: {why}")
+        return removed
+
     def reap_once(self, *, docker: bool = True) -> list[tuple[str, str]]:
         removed = self.reap_local_dirs()
         if docker:
+            # Containers first: a disk is still mounted in the container of a dead worker.
             removed += self.reap_docker()
+        removed += self.reap_disks()
         return removed

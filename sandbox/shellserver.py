@@ -64,6 +64,8 @@ def send_json(kind, obj):
 
 def oom_kills():
     for path in OOM_FILES:
+        if not path:
+            continue
         try:
             with open(path) as fh:
                 for line in fh:
@@ -399,6 +401,12 @@ def open_pidfd(pid):
         return None
 
 
+def configure(config):
+    global OOM_FILES
+    if config.get("oom_file"):
+        OOM_FILES = (config["oom_file"], *OOM_FILES)
+
+
 def main():
     # As PID 1 of its namespace (docker, bwrap) the server receives from inside the sandbox
     # only signals it handles: with no handlers, `kill -9 -1` or `pkill python` by the agent
@@ -406,7 +414,9 @@ def main():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     harden()
-    Server(json.loads(sys.argv[-1])).serve()
+    config = json.loads(sys.argv[-1])
+    configure(config)
+    Server(config).serve()
 
 
 if __name__ == "__main__":

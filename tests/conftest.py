@@ -94,6 +94,28 @@ def docker_available() -> None:
         pytest.skip(f"no Docker engine reachable: {detail}")
 
 
+@pytest.fixture(scope="session")
+def sandbox_image(docker_available: None) -> str:
+    """The hash-tagged image; built here (debootstrap + wheels + import) if the engine lacks it."""
+    from sandbox.image import build_image
+
+    return build_image(log=lambda line: None)
+
+
+@pytest.fixture
+def public_dir():
+    """A world-readable temp dir: bwrap under a root worker runs as an unprivileged uid, and
+    pytest's tmp_path (under a 0700 directory) is not readable by it."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    path = Path(tempfile.mkdtemp(prefix="referee-test-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     """Tests marked `docker` skip, with the reason, where no engine is reachable."""
     docker_items = [item for item in items if item.get_closest_marker("docker")]

@@ -58,12 +58,16 @@ class Turn:
 
 
 class Stop(Exception):
-    """The policy cannot go on; `reason` is an exit status."""
+    """The policy cannot go on; `reason` is an exit status.
 
-    def __init__(self, reason: str, detail: str = "") -> None:
+    ``unanswered``: the model never answered in this run (dead endpoint, rejected key): the run
+    has no work of the agent to score, so it fails instead of autosubmitting the starter code."""
+
+    def __init__(self, reason: str, detail: str = "", *, unanswered: bool = False) -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.detail = detail
+        self.unanswered = unanswered
 
 
 class Policy(Protocol):
@@ -83,6 +87,7 @@ class Outcome:
     exit_status: str
     detail: str = ""
     steps: int = 0
+    failed: bool = False  # nothing of the agent's to score (see Stop.unanswered)
 
 
 # Stops whose cause is the status itself: the autosubmission is still scored and recorded.
@@ -113,6 +118,8 @@ def run_loop(*, env: Environment, policy: Policy, recorder: Recorder, max_steps:
         try:
             decision = policy.decide(turn)
         except Stop as stop:
+            if stop.unanswered:
+                return Outcome(stop.reason, stop.detail, number - 1, failed=True)
             return _autosubmit(env=env, recorder=recorder, reason=stop.reason, detail=stop.detail, steps=number - 1)
         started = time.perf_counter()
         result = env.execute(decision.action)

@@ -89,9 +89,9 @@ class LLMPolicy:
                     prices=self.settings.prices,
                 )
             except ContextOverflowError as exc:
-                raise Stop(ExitStatus.EXIT_CONTEXT, str(exc)) from exc
+                raise Stop(ExitStatus.EXIT_CONTEXT, str(exc), unanswered=not self.usage.api_calls) from exc
             except LLMError as exc:
-                raise Stop(ExitStatus.EXIT_API, str(exc)) from exc
+                raise Stop(ExitStatus.EXIT_API, str(exc), unanswered=not self.usage.api_calls) from exc
             call = Usage(completion.tokens_in or 0, completion.tokens_out or 0, float(completion.cost or 0.0), 1)
             self.usage.add(call)
             step_usage.add(call)

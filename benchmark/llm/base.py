@@ -89,6 +89,14 @@ class Guard:
     allowed: tuple[str, ...] = ()
 
 
+PUBLIC_URLS = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
+
+
+def public_url(provider: str) -> str:
+    """What an endpoint without a base URL calls, as a person reads it in an error message."""
+    return PUBLIC_URLS.get(provider, "(no base URL)")
+
+
 @dataclass(frozen=True)
 class Endpoint:
     """Where one model call goes: provider, URL, key and prices. Built by benchmark.llm.endpoints.
@@ -115,9 +123,7 @@ class Endpoint:
         """The base URL as a person reads it in an error message."""
         if self.base_url:
             return self.base_url
-        return {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}.get(
-            self.provider, "(no base URL)"
-        )
+        return public_url(self.provider)
 
     def price_of(self, model: str) -> Prices | None:
         return self.prices.get(model)

@@ -1,42 +1,78 @@
-"""Built-in tasks: real baselines through the real isolated evaluator, and what the agent can see."""
+"""Built-in tasks: their layout, what the agent can see, and baselines scored exactly through the
+isolated evaluation (the same path as validate, submit and `manage.py evaluate_submission`)."""
 
 from __future__ import annotations
 
-import math
+import json
+import shutil
+from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
 from benchmark.evaluation import (
     agent_sandbox_spec,
+    artifacts_evaluate,
     baseline_command,
     baseline_compute,
     submission_evaluate,
     workspace_prepare,
 )
-from benchmark.tasks import BUILTIN_DIR, task_files, task_sync
+from benchmark.tasks import BUILTIN_DIR, content_hash, task_files, task_sync
+from sandbox.evaluation import RUNTIME_DIR
+from tests.benchmark.expected_scores import EXPECTED
 
-# Range each baseline score must fall in (dev and test), from the task's definition of its metric.
-RANGES = {
-    "prisoners_dilemma": (1.0, 5.0),  # mean payoff per round, payoffs 0..5
-    "battle_of_sexes": (0.2, 2.0),  # payoffs 0..2
-    "colonel_blotto": (-1.0, 1.0),
-    "sat_solver": (1.0, 20_000.0),  # mean decisions, capped at 20,000
-    "mountain_car_continuous": (-100.0, 100.0),
-    "digits_classification": (0.9, 1.0),  # logistic regression on raw pixels
-    "diabetes_regression": (0.3, 0.7),  # ordinary least squares
-}
+SLUGS = sorted(EXPECTED)
+_expected_cache: dict[str, dict[str, float]] = {}
 
 
-def test_it_keeps_every_copy_of_the_arena_identical():
-    reference = (BUILTIN_DIR / "arena.py").read_bytes()
-    copies = sorted(BUILTIN_DIR.glob("*/evaluator/arena.py"))
-    assert len(copies) == 5
-    assert all(copy.read_bytes() == reference for copy in copies)
+def expected(slug: str) -> dict[str, float]:
+    if slug not in _expected_cache:
+        _expected_cache[slug] = EXPECTED[slug]()
+    return _expected_cache[slug]
+
+
+def test_it_keeps_one_arena_source_outside_the_task_folders():
+    assert not list(BUILTIN_DIR.rglob("arena.py"))
+    assert (RUNTIME_DIR / "arena.py").is_file() and (RUNTIME_DIR / "driver.py").is_file()
+    users = [p for p in BUILTIN_DIR.glob("*/evaluator/evaluate.py") if "from arena import" in p.read_text()]
+    assert len(users) == 7  # every built-in evaluator reports through arena.emit
+
+
+def test_it_covers_the_evaluation_runtime_in_the_version_hash(tmp_path, monkeypatch):
+    from benchmark import tasks
+
+    runtime = tmp_path / "runtime"
+    shutil.copytree(RUNTIME_DIR, runtime, ignore=shutil.ignore_patterns("__pycache__"))
+    folder = BUILTIN_DIR / "prisoners_dilemma"
+    monkeypatch.setattr(tasks, "RUNTIME_DIR", runtime)
+    same = content_hash(folder)
+    (runtime / "arena.py").write_text((runtime / "arena.py").read_text() + "\n# changed\n")
+    assert content_hash(folder) != same
+    monkeypatch.undo()
+    assert content_hash(folder) == same
+
+
+def test_it_declares_every_code_artifact_as_a_submission_of_its_own():
+    for slug in SLUGS:
+        config = task_sync_spec_config(slug)
+        code = [name for name in config["artifacts"] if name.endswith(".py")]
+        if code:
+            assert config["submission"]["files"] == code, slug
+            assert config["submission"]["module"] in code
+        else:
+            assert config["submission"] is None
+
+
+def task_sync_spec_config(slug: str) -> dict:
+    from benchmark.tasks import task_load
+
+    return task_load(BUILTIN_DIR / slug).config
 
 
 # Evaluator files the agent may see on purpose: the SAT solver's algorithm is public (the hidden
-# part is the instances and the counting, which stay in the evaluator's own process).
+# part is the instances and the counting, which stay in the evaluator's sandbox).
 PUBLIC = {"sat_solver/workspace/solver.py"}
 
 
@@ -58,128 +94,96 @@ def open_agent_sandbox(task):
 
 @pytest.mark.docker
 @pytest.mark.django_db
-@pytest.mark.parametrize("slug", sorted(RANGES))
-def test_it_scores_the_baseline_on_dev_and_test(slug):
+@pytest.mark.parametrize("slug", SLUGS)
+def test_it_gives_the_agent_its_workspace_and_nothing_of_the_evaluator(slug, sandbox_image):
     task = task_sync(BUILTIN_DIR / slug)
-    low, high = RANGES[slug]
     with open_agent_sandbox(task) as session:
         workspace_prepare(task=task, session=session)
         listing = session.run("cd /workspace && find . -type f | sort", timeout=30).output.split()
-        expected = {
-            "./" + p.relative_to(BUILTIN_DIR / slug / "workspace").as_posix()
-            for p in task_files(BUILTIN_DIR / slug / "workspace")
-        }
-        if task.config["baseline"]["dir"]:
-            expected |= {"./" + p.name for p in (BUILTIN_DIR / slug / "baseline").iterdir()}
-        # Starter code, public data and the baseline: nothing from the evaluator (labels, opponents).
-        assert set(listing) == expected
-        assert not session.run("ls /evaluator", timeout=30).exit_code == 0
-        run = session.run(baseline_command(task), timeout=120)
-        assert run.exit_code == 0, run.output
-        scores = {split: submission_evaluate(task=task, session=session, split=split) for split in ("dev", "test")}
-    for split, score in scores.items():
-        assert score.error == "", f"{split}: {score.error}\n{score.output}"
-        assert score.primary is not None and math.isfinite(score.primary)
-        assert low <= score.primary <= high, f"{slug} {split} = {score.primary}"
-        assert score.metrics[task.metric] == score.primary
-    if slug in ("prisoners_dilemma", "colonel_blotto", "sat_solver"):
-        # dev and test are different opponent pools / instance sets.
-        assert scores["dev"].primary != scores["test"].primary
+        missing = session.run("ls /evaluator /referee /referee-calls", timeout=30)
+    expected_files = {
+        "./" + p.relative_to(BUILTIN_DIR / slug / "workspace").as_posix()
+        for p in task_files(BUILTIN_DIR / slug / "workspace")
+    }
+    if task.config["baseline"]["dir"]:
+        expected_files |= {"./" + p.name for p in (BUILTIN_DIR / slug / "baseline").iterdir()}
+    assert set(listing) == expected_files
+    assert missing.exit_code != 0 and missing.output.count("No such file") == 3
 
 
-@pytest.mark.docker
-@pytest.mark.django_db
-def test_it_stores_baseline_scores_on_the_task_version():
-    task = task_sync(BUILTIN_DIR / "battle_of_sexes")
-    scores = baseline_compute(task=task)
-    task.refresh_from_db()
-    assert scores["error"] == ""
-    assert task.baseline_scores["version"] == task.version_hash
-    assert 0 <= task.baseline_scores["dev"]["primary"] <= 2
-    assert 0 <= task.baseline_scores["test"]["primary"] <= 2
-    # Nothing is written back into the task folder.
-    assert task_sync(BUILTIN_DIR / "battle_of_sexes").pk == task.pk
-
-
-CHEATING_STRATEGY = """
-import json, os, subprocess
-print(json.dumps({"Score": 5.0}))  # an agent reporting its own metric
-
-def peek():
-    found = []
-    for path in ("/evaluator/opponents.py", "/proc/1/cmdline", "/proc/self/environ"):
-        try:
-            found.append(open(path).read()[:20])
-        except Exception as exc:
-            found.append(type(exc).__name__)
-    try:
-        subprocess.run(["cat", "/evaluator/opponents.py"])
-        found.append("spawned")
-    except Exception as exc:
-        found.append(type(exc).__name__)
-    return found
-
-SEEN = peek()
-
-def row_strategy(history):
-    print(json.dumps({"Score": 5.0}))
-    assert all(item == "PermissionError" for item in SEEN), SEEN
-    return 1
-"""
-
-
-@pytest.mark.docker
-@pytest.mark.django_db
-def test_it_walls_the_submission_off_from_opponents_and_its_own_score():
-    task = task_sync(BUILTIN_DIR / "prisoners_dilemma")
+def baseline_artifacts(task) -> dict[str, bytes]:
+    """The baseline's submission files, made as the baseline agent makes them."""
     with open_agent_sandbox(task) as session:
         workspace_prepare(task=task, session=session)
-        session.put_file("/workspace/strategy.py", CHEATING_STRATEGY.encode())
-        score = submission_evaluate(task=task, session=session, split="dev")
-    # It ran (every read and spawn was refused), it always defected, and its printed "5.0" was ignored.
-    assert score.error == "", score.error + score.output
-    assert 1.0 <= score.primary < 5.0
+        run = session.run(baseline_command(task), timeout=300)
+        assert run.exit_code == 0, run.output
+        return {name: session.get_file(f"/workspace/{name}") for name in task.config["artifacts"]}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("slug", SLUGS)
+def test_it_scores_each_baseline_exactly_as_an_independent_computation_does(slug, task_backend, tmp_path):
+    task = task_sync(BUILTIN_DIR / slug)
+    scores = baseline_compute(task=task)
+    task.refresh_from_db()
+    assert scores["error"] == "", scores
+    assert task.baseline_scores["version"] == task.version_hash
+    want = expected(slug)
+    for split in ("dev", "test"):
+        assert task.baseline_scores[split]["primary"] == pytest.approx(want[split], rel=1e-9, abs=1e-12), split
+        assert task.baseline_scores[split]["metrics"][task.metric] == task.baseline_scores[split]["primary"]
+    assert task.baseline_value() == task.baseline_scores["test"]["primary"]
+    if slug in ("prisoners_dilemma", "colonel_blotto", "sat_solver"):
+        assert want["dev"] != want["test"]  # dev and test are different pools and instances
+
+    # `manage.py evaluate_submission` on the baseline's files reproduces the stored scores.
+    arguments = []
+    for name, data in baseline_artifacts(task).items():
+        (tmp_path / name).write_bytes(data)
+        arguments.append(f"{name}={tmp_path / name}")
+    for split in ("dev", "test"):
+        out = StringIO()
+        call_command("evaluate_submission", slug, "--split", split, "--format", "json", *arguments, stdout=out)
+        reported = json.loads(out.getvalue())
+        assert reported["error"] == "" and reported["version"] == task.version_hash
+        assert reported["primary"] == task.baseline_scores[split]["primary"]
+        assert reported["metrics"] == task.baseline_scores[split]["metrics"]
 
 
 @pytest.mark.docker
 @pytest.mark.django_db
-def test_it_takes_only_the_declared_artifact_from_the_workspace():
+def test_it_takes_only_the_declared_artifact_from_the_workspace(sandbox_image):
     task = task_sync(BUILTIN_DIR / "digits_classification")
     with open_agent_sandbox(task) as session:
         workspace_prepare(task=task, session=session)
         assert session.run("python3 baseline.py", timeout=120).exit_code == 0
-        # A fake evaluator and fake labels next to the submission change nothing.
+        # A fake evaluator, fake labels and a fake metrics file next to the submission change nothing.
         session.put_file("/workspace/evaluate.py", b"print('{\"accuracy\": 1.0}')\n")
         session.put_file("/workspace/labels_dev.csv", b"id,label\n")
+        session.put_file("/workspace/.referee/metrics.json", b'{"accuracy": 1.0}')
         honest = submission_evaluate(task=task, session=session, split="dev")
         session.run("rm submission.csv", timeout=30)
         missing = submission_evaluate(task=task, session=session, split="dev")
-    assert honest.error == "" and 0.9 <= honest.primary < 1.0
+    assert honest.error == "" and honest.primary == pytest.approx(expected("digits_classification")["dev"])
     assert missing.primary is None and "submission.csv" in missing.error
 
 
 @pytest.mark.docker
 @pytest.mark.django_db
-def test_it_reports_a_broken_submission_as_an_error_not_a_score():
+def test_it_reports_a_broken_submission_as_an_error_not_a_score(sandbox_image):
     task = task_sync(BUILTIN_DIR / "colonel_blotto")
-    with open_agent_sandbox(task) as session:
-        workspace_prepare(task=task, session=session)
-        session.put_file("/workspace/strategy.py", b"def row_strategy(history):\n    return [60, 60, 60, 0, 0, 0]\n")
-        score = submission_evaluate(task=task, session=session, split="test")
+    strategy = b"def row_strategy(history):\n    return [60, 60, 60, 0, 0, 0]\n"
+    score = artifacts_evaluate(task=task, artifacts={"strategy.py": strategy}, split="test")
     assert score.primary is None
     assert "120" in (score.error + score.output)
 
 
 @pytest.mark.django_db
 def test_it_refuses_to_evaluate_a_task_whose_folder_changed(tmp_path):
-    import shutil
-
     folder = tmp_path / "diabetes_regression"
     shutil.copytree(BUILTIN_DIR / "diabetes_regression", folder)
     task = task_sync(folder)
     (folder / "evaluator" / "labels_test.csv").write_text("id,target\n")
-    from benchmark.evaluation import artifacts_evaluate
-
     score = artifacts_evaluate(task=task, artifacts={"submission.csv": b"id,target\n"}, split="test")
     assert score.primary is None and "no longer holds version" in score.error
 

@@ -47,7 +47,7 @@ def make_run(
         owner=owner,
         method=method,
         source=source,
-        status=Run.Status.FINISHED,
+        status=extra.pop("status", Run.Status.FINISHED),
         best_attempt=attempt,
         best_submission=submission if submission is not None else attempt,
         **extra,
@@ -162,3 +162,36 @@ def test_it_counts_actions_from_steps_where_trajectories_exist(client_for, resea
     assert data["analysis_methods"]["actions"] == ["rita-agent"]
     assert data["analysis_methods"]["exit_status"] == ["rita-agent"]
     assert data["analysis_methods"]["aup_cost"] == ["rita-agent"]  # imported run has no recorded cost
+
+
+def test_it_ranks_against_the_computed_baseline_and_leaves_failed_runs_out(client_for, researcher):
+    """A built-in task stores its baseline as computed scores per split: the reference row takes
+    the test split's. The model-free agent is `starter-code`, a row of its own; a run whose
+    model never answered is failed and neither ranked nor counted."""
+    task = Task.objects.create(
+        slug="toy-computed",
+        version_hash="1" * 64,
+        kind=Task.Kind.MLGYM,
+        title="Toy with a computed baseline",
+        metric="Score",
+        direction=Task.Direction.MAX,
+        baseline_scores={
+            "version": "1" * 64,
+            "dev": {"metrics": {"Score": 2.4}, "primary": 2.4, "error": ""},
+            "test": {"metrics": {"Score": 2.5}, "primary": 2.5, "error": ""},
+            "error": "",
+        },
+    )
+    make_run(task, method="starter-code", owner=researcher, attempt=2.5, exit_status="submitted")
+    make_run(task, method="claude", owner=researcher, attempt=3.0, exit_status="submitted")
+    make_run(
+        task, method="dead-endpoint", owner=researcher, status=Run.Status.FAILED, exit_status="exit_api", error="x"
+    )
+    make_run(task, method="claude", owner=researcher, status=Run.Status.FAILED, exit_status="exit_api")
+    data = json.loads(client_for(researcher).get(download("json")).content)
+    assert set(data["methods"]) == {"claude", "starter-code", "baseline"}
+    scores = data["scores"]["toy-computed"]
+    assert scores["baseline"]["best_attempt"] == 2.5 and scores["starter-code"]["best_attempt"] == 2.5
+    assert scores["claude"]["n_runs"] == 1  # the failed claude run is not a run of the method
+    assert not any("dead-endpoint" in issue["source"] for issue in data["issues"])
+    assert not any(issue["field"] == "baseline" and "no baseline" in issue["message"] for issue in data["issues"])

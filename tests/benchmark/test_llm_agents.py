@@ -170,3 +170,55 @@ def test_it_stops_a_running_run_at_the_next_step_when_cancelled(researcher, task
     assert (run.status, run.exit_status) == (Run.Status.CANCELLED, "exit_cancelled")
     assert run.steps.count() == 2  # the step in flight is kept; no further step, no autosubmission
     assert not run.scores.exists()
+
+
+def dead_endpoint(request):
+    """An endpoint nobody listens on: the transport fails to connect."""
+    import httpx2
+
+    raise httpx2.ConnectError("[Errno 111] Connection refused", request=request)
+
+
+def test_it_fails_a_run_whose_endpoint_never_answers_and_scores_nothing(researcher, task, fake_llm, settings):
+    from benchmark.llm.transport import override_transport
+
+    settings.LLM_MAX_RETRIES = 0
+    with override_transport(dead_endpoint):
+        run = finish(llm_run(researcher, task, model="compat:local-model", base_url="http://127.0.0.1:9/v1"))
+    assert (run.status, run.exit_status) == (Run.Status.FAILED, "exit_api")
+    assert "http://127.0.0.1:9/v1" in run.error and "Connection error" in run.error
+    # No autosubmission of the untouched starter code: nothing to score, nothing scored.
+    assert run.steps.count() == 0 and not run.scores.exists()
+    assert (run.best_attempt, run.best_submission, run.api_calls) == (None, None, 0)
+
+
+def test_it_fails_a_run_whose_key_is_rejected_and_shows_the_providers_words(researcher, task, fake_llm, client_for):
+    fake_llm.error(401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
+    run = finish(llm_run(researcher, task))
+    assert (run.status, run.exit_status) == (Run.Status.FAILED, "exit_api")
+    assert "https://api.anthropic.com" in run.error and "invalid x-api-key" in run.error
+    assert "sk-ant-test" not in run.error  # the key itself is never shown
+    assert not run.scores.exists() and run.best_submission is None
+    page = client_for(researcher).get(f"/runs/{run.code}/").content.decode()
+    head = page[page.index('class="run-head') : page.index('class="toolbar')]
+    assert 'class="badge bad"' in head and "invalid x-api-key" in head and "https://api.anthropic.com" in head
+
+
+def test_it_keeps_autosubmission_for_a_run_that_lost_its_endpoint_after_answers(researcher, task, fake_llm, settings):
+    from benchmark.llm.transport import override_transport
+
+    settings.LLM_MAX_RETRIES = 0
+    fake_llm.anthropic(reply("look", "ls"))
+    calls = []
+
+    def answers_then_dies(request):
+        calls.append(request)
+        return fake_llm(request) if len(calls) == 1 else dead_endpoint(request)
+
+    with override_transport(answers_then_dies):
+        run = finish(llm_run(researcher, task))
+    # MLGym's semantics: the run stops with exit_api and what the agent left is scored.
+    assert (run.status, run.exit_status) == (Run.Status.FINISHED, "exit_api")
+    last = run.steps.order_by("-index").first()
+    assert last.action.strip() == "submit" and "autosubmission after exit_api" in last.thought
+    assert run.best_submission is not None and run.scores.filter(kind=Score.Kind.SUBMIT).exists()

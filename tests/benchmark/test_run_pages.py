@@ -163,6 +163,8 @@ def test_it_launches_one_job_per_run_after_commit(
     runs = Run.objects.filter(owner=researcher)
     assert runs.count() == 3 == queue.count
     assert {r.params["max_steps"] for r in runs} == {5} and runs.first().agent.kind == AgentConfig.Kind.BASELINE
+    # Its own name: "baseline" is the leaderboards' reference row (the task's computed score).
+    assert {r.method for r in runs} == {"starter-code"} and runs.first().agent.name == "starter-code"
     queue.empty()
 
 

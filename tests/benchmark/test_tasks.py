@@ -269,3 +269,48 @@ def test_it_seeds_and_records_why_baselines_are_missing(settings, tmp_path):
         assert "dev" not in task.baseline_scores
     if MLGYM_DIR.is_dir():
         assert Task.objects.filter(source="mlgym").count() == 19
+
+
+CODE_YAML = GOOD_YAML.replace("artifacts: [submission.csv]", "artifacts: [strategy.py]")
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "field", "words"),
+    [
+        (CODE_YAML, "submission", "is code"),
+        (GOOD_YAML.replace("artifacts: [submission.csv]", "artifacts: [model.pkl]"), "submission", "is code"),
+        (CODE_YAML + "submission:\n  module: other.py\n  functions: [f]\n", "submission", "not one of the artifacts"),
+        (CODE_YAML + "submission:\n  module: strategy.py\n  functions: [1bad]\n", "submission.functions", "names"),
+        (
+            CODE_YAML + "submission:\n  module: strategy.py\n  functions: [f]\n  call_timeout: 0\n",
+            "submission.call_timeout",
+            "",
+        ),
+        (CODE_YAML + "submission:\n  module: strategy.py\n  functions: [f]\n  shell: yes\n", "submission.shell", ""),
+        (GOOD_YAML.replace("--split {split}", "--split {split}\n  metrics: log"), "evaluator.metrics", "file"),
+        (
+            GOOD_YAML.replace("artifacts: [submission.csv]", "artifacts: [.referee/metrics.json]"),
+            "artifacts",
+            "Referee",
+        ),
+    ],
+)
+def test_it_refuses_code_artifacts_that_would_run_next_to_the_evaluator(tmp_path, yaml_text, field, words):
+    with pytest.raises(TaskFormatError) as caught:
+        task_load(make_task(tmp_path, yaml_text))
+    assert caught.value.field == field and words in caught.value.message
+
+
+def test_it_loads_a_submission_section_with_its_limits(tmp_path):
+    text = CODE_YAML + "submission:\n  module: strategy.py\n  functions: [row_strategy]\n  call_timeout: 1.5\n"
+    config = task_load(make_task(tmp_path, text)).config
+    assert config["submission"] == {
+        "module": "strategy.py",
+        "functions": ["row_strategy"],
+        "files": ["strategy.py"],
+        "call_timeout": 1.5,
+        "load_timeout": 60.0,
+        "max_reply_bytes": 1 << 20,
+        "stub": True,
+    }
+    assert config["evaluator"]["metrics"] == "file"

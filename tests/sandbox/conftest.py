@@ -1,25 +1,15 @@
-"""Sandbox fixtures: the image (built once, reused by tag), backends, world-readable data dirs."""
+"""Sandbox fixtures: backends (the image and world-readable dirs are in tests/conftest.py)."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import stat
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from sandbox import SandboxSpec, Session, open_session
-
-
-@pytest.fixture(scope="session")
-def sandbox_image(docker_available: None) -> str:
-    """The hash-tagged image; built here (debootstrap + wheels + import) if the engine lacks it."""
-    from sandbox.image import build_image
-
-    return build_image(log=lambda line: None)
 
 
 def _bwrap_problem() -> str | None:
@@ -57,16 +47,6 @@ def sandbox(backend: str) -> Iterator[Callable[..., Session]]:
     yield make
     for session in opened:
         session.close()
-
-
-@pytest.fixture
-def public_dir() -> Iterator[Path]:
-    """A world-readable temp dir: bwrap under a root worker runs as an unprivileged uid, and
-    pytest's tmp_path (under a 0700 directory) is not readable by it."""
-    path = Path(tempfile.mkdtemp(prefix="referee-test-"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def make_public(path: Path) -> None:

@@ -85,18 +85,25 @@ def test_it_keeps_evaluator_labels_and_opponent_out_of_reach(backend, sandbox, p
     (evaluator / "labels.csv").write_text("1\n0\n1\n")
     (evaluator / "opponent.py").write_text("def move():\n    return 'rock'\n")
     (evaluator / "evaluate.py").write_text(
-        "import json, os, sys\n"
+        "import os, sys\n"
+        "from arena import emit\n"
         "sys.path.insert(0, os.environ['EVALUATOR_DIR'])\n"
         "sys.path.insert(0, os.environ['WORKSPACE'])\n"
         "import opponent, submission\n"
         "submission.attack()\n"
         "labels = open(os.path.join(os.environ['EVALUATOR_DIR'], 'labels.csv')).read().split()\n"
-        "print(json.dumps({'labels': len(labels), 'opponent_rock': float(opponent.move() == 'rock')}))\n"
+        "emit({'labels': len(labels), 'opponent_rock': float(opponent.move() == 'rock')})\n"
     )
+    # World-writable on the host: only the read-only mount can refuse the writes below (a
+    # read-write mount of root-owned 0644 files would pass this test by ownership alone).
+    for path in evaluator.iterdir():
+        path.chmod(0o666)
+    evaluator.chmod(0o777)
     agent = sandbox()  # the agent's sandbox: the benchmark never mounts the evaluator here
     search = agent.run(f"ls {evaluator}; find / -name 'labels.csv' -o -name 'opponent.py' 2>/dev/null", timeout=30)
     assert "labels.csv" not in search.output and "opponent.py" not in search.output
-    # The submission runs inside the evaluator's sandbox and tries to rewrite what judges it.
+    # Code run inside the evaluator's sandbox (tasks with a submission: section never do that;
+    # this is the mount's own wall) tries to rewrite what judges it.
     submission = (
         "import os\n"
         "def attack():\n"
@@ -118,6 +125,7 @@ def test_it_keeps_evaluator_labels_and_opponent_out_of_reach(backend, sandbox, p
     assert result.ok, result.error
     assert result.metrics == {"labels": 3.0, "opponent_rock": 1.0}
     assert "WROTE" not in result.output and result.output.count("refused") == 2
+    assert result.output.count("Read-only file system") == 2
     assert (evaluator / "labels.csv").read_text() == "1\n0\n1\n"
     assert (evaluator / "opponent.py").read_text() == "def move():\n    return 'rock'\n"
 
@@ -161,6 +169,48 @@ def test_it_contains_a_fork_bomb(sandbox) -> None:
     # What is left: init, the shell server and this command (no bomb processes).
     count = session.run("ls -d /proc/[0-9]* | wc -l", timeout=20)
     assert int(count.output) < 10
+
+
+HOLD = (
+    "python3 -c \"import time; b = bytearray({mb} << 20); b[::4096] = b'x' * len(b[::4096]); "
+    "print('held {mb} MB', flush=True); time.sleep({hold})\""
+)
+
+
+def printed(output: str, line: str) -> int:
+    """How often ``line`` was printed as a line of its own (bash echoes killed commands)."""
+    return output.splitlines().count(line)
+
+
+def test_it_caps_the_ram_of_all_processes_at_what_was_asked(backend, sandbox) -> None:
+    """memory_mb is RAM: a 2 GB workspace does not make room for more (tmpfs used to)."""
+    from sandbox import cgroup
+
+    if backend == "bwrap" and cgroup.unavailable():
+        pytest.skip(f"bwrap here has only a per-process address-space limit, no memory cgroup: {cgroup.unavailable()}")
+    session = sandbox(memory_mb=128, disk_mb=2048)
+    one = session.run(HOLD.format(mb=300, hold=0), timeout=60)
+    # Two processes of 80 MB each: within the limit apart, over it together: one is killed.
+    two = session.run(f"{HOLD.format(mb=80, hold=3)} & sleep 1; {HOLD.format(mb=80, hold=0)}; wait", timeout=60)
+    small = session.run(HOLD.format(mb=60, hold=0), timeout=60)
+    assert one.exit_code != 0 and one.oom and printed(one.output, "held 300 MB") == 0, one.output
+    assert two.oom and "Killed" in two.output, two.output
+    assert small.exit_code == 0 and printed(small.output, "held 60 MB") == 1
+    assert_alive(session)
+
+
+def test_it_keeps_files_off_the_ram_limit(backend, sandbox) -> None:
+    """Disk is accounted apart: 400 MB of files and then 60 MB of RAM fit a 128 MB sandbox."""
+    from sandbox import disk
+
+    if disk.unavailable():
+        pytest.skip(f"no size-limited disks here, the workspace is tmpfs counted as memory: {disk.unavailable()}")
+    session = sandbox(memory_mb=128, disk_mb=600)
+    files = session.run("dd if=/dev/zero of=big bs=1M count=400 2>&1 | tail -1; sync", timeout=120)
+    held = session.run(HOLD.format(mb=60, hold=0), timeout=60)
+    assert files.exit_code == 0 and "419430400 bytes" in files.output, files.output
+    assert held.exit_code == 0 and "held 60 MB" in held.output, held.output
+    assert session.run("stat -c %s big", timeout=10).output.strip() == str(400 << 20)
 
 
 def test_it_reports_a_memory_hog_as_out_of_memory_and_keeps_working(sandbox) -> None:

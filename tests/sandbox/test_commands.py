@@ -109,14 +109,44 @@ def test_it_reaps_sandboxes_of_dead_workers_and_ended_runs(sandbox_image: str) -
         session.close()
 
 
-def test_it_reaps_local_roots_of_dead_workers(tmp_path) -> None:
+def test_it_reaps_local_roots_and_pipe_directories_of_dead_workers(tmp_path) -> None:
+    from sandbox.evaluation import CALLS_PREFIX
     from sandbox.local import PREFIX
 
-    dead = tmp_path / f"{PREFIX}dead"
+    dead, pipes = tmp_path / f"{PREFIX}dead", tmp_path / f"{CALLS_PREFIX}dead"
     alive = tmp_path / f"{PREFIX}alive"
-    for path, pid in ((dead, dead_pid()), (alive, os.getpid())):
+    for path, pid in ((dead, dead_pid()), (pipes, dead_pid()), (alive, os.getpid())):
         path.mkdir()
         (path / ".owner").write_text(str(pid))
     removed = Reaper(log=lambda line: None).reap_local_dirs(tmp_path)
-    assert [path for path, _ in removed] == [str(dead)]
-    assert alive.exists() and not dead.exists()
+    assert sorted(path for path, _ in removed) == sorted([str(dead), str(pipes)])
+    assert alive.exists() and not dead.exists() and not pipes.exists()
+
+
+def test_it_caps_sandbox_exec_at_the_memory_asked(backend: str) -> None:
+    """The issue's report: `sandbox_exec --memory 128m` let one process hold 1 GiB."""
+    from sandbox import cgroup
+
+    if backend == "bwrap" and cgroup.unavailable():
+        pytest.skip(f"bwrap here has no memory cgroup, only a per-process rlimit: {cgroup.unavailable()}")
+    hold = "b = bytearray(1 << 30); b[::4096] = b'x' * len(b[::4096]); print('held 1 GiB')"
+    code, out, err = exec_command("--backend", backend, "--memory", "128m", "--", "python3", "-c", hold)
+    assert code != 0 and "held 1 GiB" not in out.splitlines()
+    assert "[out of memory]" in err
+
+
+def test_it_reaps_the_disks_of_dead_workers(settings, tmp_path) -> None:
+    from sandbox import disk
+
+    if disk.unavailable():
+        pytest.skip(f"no loop-mounted disks here: {disk.unavailable()}")
+    settings.SANDBOX_DISK_DIR = str(tmp_path / "disks")
+    dead = disk.Disk(session="dead", name="workspace", size_mb=8, uid=0, gid=0, mode=0o755)
+    live = disk.Disk(session="live", name="workspace", size_mb=8, uid=0, gid=0, mode=0o755)
+    (dead.dir / ".owner").write_text(str(dead_pid()))
+    removed = Reaper(log=lambda line: None).reap_disks()
+    assert [path for path, _ in removed if "disks" in path] == [str(dead.dir)]
+    assert not dead.dir.exists() and not os.path.ismount(dead.mountpoint)
+    assert os.path.ismount(live.mountpoint)
+    live.close()
+    assert not live.dir.exists()

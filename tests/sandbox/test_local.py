@@ -34,7 +34,7 @@ def test_it_runs_a_persistent_shell_in_a_temporary_root(settings) -> None:
 
 def test_it_maps_mounts_and_evaluates_locally(settings, public_dir: Path) -> None:
     settings.SANDBOX_ALLOW_LOCAL = True
-    (public_dir / "check.py").write_text("import json; print(json.dumps({'size': len(open('art.txt').read())}))\n")
+    (public_dir / "check.py").write_text("from arena import emit; emit({'size': len(open('art.txt').read())})\n")
     spec = SandboxSpec(mounts=[Mount(str(public_dir), "/data")], env={"DATA": "/data"})
     with open_session(spec, backend="local") as session:
         listed = session.run("ls $DATA", timeout=10)
@@ -46,3 +46,19 @@ def test_it_maps_mounts_and_evaluates_locally(settings, public_dir: Path) -> Non
     )
     assert listed.output == "check.py\n"
     assert result.ok and result.metrics == {"size": 5.0}
+
+
+def test_it_runs_a_submission_in_a_session_of_its_own_locally(settings, public_dir: Path) -> None:
+    from sandbox.evaluation import Submission
+
+    settings.SANDBOX_ALLOW_LOCAL = True
+    (public_dir / "play.py").write_text("from arena import Player, emit\nemit({'move': Player('move')(3)})\n")
+    submission = Submission(files={"bot.py": b"def move(n):\n    return n * 2\n"}, module="bot.py", functions=["move"])
+    result = evaluate(
+        evaluator_dir=public_dir,
+        artifacts={},
+        command="python3 $EVALUATOR_DIR/play.py",
+        backend="local",
+        submission=submission,
+    )
+    assert result.ok and result.metrics == {"move": 6.0}, result.error + result.output

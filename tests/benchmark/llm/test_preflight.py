@@ -62,10 +62,10 @@ def test_it_fails_a_run_before_its_sandbox_when_the_endpoint_does_not_answer(res
     run = make_run(owner=researcher, task=stub_task(), agent_config=config)
     run_execute(run_id=run.pk)
     run.refresh_from_db()
-    assert (run.status, run.exit_status) == (Run.Status.FAILED, "exit_error")
-    assert run.error.startswith(
-        "PreflightError: gpt-4o at https://api.openai.com/v1 did not answer the check (HTTP 401)"
-    )
+    # The same outcome as a model that never answered in the loop: failed, exit_api, unscored.
+    assert (run.status, run.exit_status) == (Run.Status.FAILED, "exit_api")
+    assert "gpt-4o at https://api.openai.com/v1 did not answer the check (HTTP 401)" in run.error
+    assert not run.scores.exists()
     assert "Incorrect API key provided" in run.error and "cannot run" not in run.error
     check = run.params["preflight"]
     assert (check["ok"], check["status"], check["url"]) == (False, 401, "https://api.openai.com/v1")

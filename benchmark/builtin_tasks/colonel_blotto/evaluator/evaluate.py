@@ -30,12 +30,11 @@ def payoff(row: list[int], col: list[int]) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--split", choices=["dev", "test"], required=True)
-    parser.add_argument("--submission", default="strategy.py")
     args = parser.parse_args()
     pool = opponents.POOLS[args.split]
     master = random.Random(opponents.SEEDS[args.split])
     try:
-        player = Player(args.submission, "row_strategy", call_timeout=2.0)
+        player = Player("row_strategy")
     except SubmissionError as exc:
         fail(str(exc))
     total = rounds_played = 0

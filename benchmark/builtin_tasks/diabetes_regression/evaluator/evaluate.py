@@ -2,15 +2,10 @@
 
 import argparse
 import csv
-import json
 import math
-import sys
 from pathlib import Path
 
-
-def fail(message: str) -> None:
-    print(f"evaluation failed: {message}", file=sys.stderr)
-    raise SystemExit(1)
+from arena import emit, fail
 
 
 def read_submission(path: str) -> dict[str, str]:
@@ -59,7 +54,7 @@ def main() -> None:
     residual = sum((targets[key] - predicted[key]) ** 2 for key in targets)
     total = sum((value - mean) ** 2 for value in targets.values())
     rmse = math.sqrt(residual / len(targets))
-    print(json.dumps({"r2": 1 - residual / total, "rmse": rmse, "rows": len(targets)}))
+    emit({"r2": 1 - residual / total, "rmse": rmse, "rows": len(targets)})
 
 
 if __name__ == "__main__":

@@ -2,14 +2,9 @@
 
 import argparse
 import csv
-import json
-import sys
 from pathlib import Path
 
-
-def fail(message: str) -> None:
-    print(f"evaluation failed: {message}", file=sys.stderr)
-    raise SystemExit(1)
+from arena import emit, fail
 
 
 def read_submission(path: str) -> dict[str, str]:
@@ -51,7 +46,7 @@ def main() -> None:
             correct += int(float(predictions[key])) == int(label)
         except ValueError:
             fail(f"{args.submission}: id {key} has the label {predictions[key]!r}, not an integer")
-    print(json.dumps({"accuracy": correct / len(labels), "rows": len(labels)}))
+    emit({"accuracy": correct / len(labels), "rows": len(labels)})
 
 
 if __name__ == "__main__":

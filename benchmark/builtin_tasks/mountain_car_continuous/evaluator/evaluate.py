@@ -13,11 +13,10 @@ SPLITS = {"dev": range(1_000, 1_010), "test": range(7_000, 7_020)}
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--split", choices=["dev", "test"], required=True)
-    parser.add_argument("--submission", default="policy.py")
     args = parser.parse_args()
     env = gym.make("MountainCarContinuous-v0")
     try:
-        player = Player(args.submission, "act", call_timeout=1.0)
+        player = Player("act")
     except SubmissionError as exc:
         fail(str(exc))
     totals = []

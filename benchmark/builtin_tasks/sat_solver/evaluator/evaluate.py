@@ -13,7 +13,6 @@ MAX_DECISIONS = 20_000
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--split", choices=["dev", "test"], required=True)
-    parser.add_argument("--submission", default="heuristic.py")
     args = parser.parse_args()
     seed, count = SPLITS[args.split]
     rng = random.Random(seed)
@@ -22,7 +21,7 @@ def main() -> None:
         n = rng.randint(50, 60)
         instances.append(random_3sat(rng, n, round(4.26 * n)))
     try:
-        player = Player(args.submission, "heuristic_fn", call_timeout=2.0)
+        player = Player("heuristic_fn")
     except SubmissionError as exc:
         fail(str(exc))
     total = satisfiable = capped = 0
