@@ -1,7 +1,7 @@
 """Benchmark: MLGym's 12-model AUP over the 676 released results (target <= 1 s).
 
 Measures, in the same run:
-  referee   benchmark.mlgym_results + benchmark.scoring: one directory walk, numpy profiles;
+  referee   benchmark.leaderboards.mlgym_results + benchmark.leaderboards.scoring: one directory walk, numpy profiles;
   loop      the obvious alternative, written the way MLGym's own script works: a glob per
             (model, task) pair and pure-Python loops over the 500 tau points;
   cold      the referee path in a fresh interpreter (imports included), as `manage.py aup` pays it.
@@ -25,8 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmark.mlgym_results import MLGYM_TASKS, PUBLISHED_MODELS, read_results_dir, results_leaderboard  # noqa: E402
-from benchmark.scoring import Direction, Scoring  # noqa: E402
+from benchmark.leaderboards.mlgym_results import MLGYM_TASKS, PUBLISHED_MODELS, read_results_dir, results_leaderboard  # noqa: E402
+from benchmark.leaderboards.scoring import Direction, Scoring  # noqa: E402
 
 
 def default_results_dir() -> Path:
@@ -134,7 +134,7 @@ def main() -> None:
 
     code = (
         f"import sys,time; t=time.perf_counter(); sys.path.insert(0, {str(REPO)!r});"
-        "from benchmark.mlgym_results import *;"
+        "from benchmark.leaderboards.mlgym_results import *;"
         f"b=results_leaderboard(read_results_dir({str(results_dir)!r}, models=PUBLISHED_MODELS), models=PUBLISHED_MODELS);"
         "print(time.perf_counter()-t)"
     )

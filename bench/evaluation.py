@@ -27,17 +27,17 @@ import django  # noqa: E402
 
 django.setup()
 
-from benchmark.evaluation import (  # noqa: E402
+from benchmark.models import Task  # noqa: E402
+from benchmark.tasks.baselines import baseline_command  # noqa: E402
+from benchmark.tasks.evaluation import (  # noqa: E402
     agent_sandbox_spec,
     artifacts_evaluate,
-    baseline_command,
     evaluator_spec,
     submission_of,
     task_folder,
     workspace_prepare,
 )
-from benchmark.models import Task  # noqa: E402
-from benchmark.tasks import builtin_task_dirs, task_load  # noqa: E402
+from benchmark.tasks.loader import builtin_task_dirs, task_load  # noqa: E402
 from sandbox import Mount, backend_info, open_session  # noqa: E402
 from sandbox.evaluation import (  # noqa: E402
     EVALUATOR_MOUNT,

@@ -4,7 +4,7 @@
 
 Starts its own Redis and a daphne process (the real ASGI app) on a throwaway SQLite database,
 connects N websocket viewers to one run, appends steps the way the run worker does
-(`benchmark.progress.step_append`: one INSERT, one group message) and times each step from the
+(`benchmark.runs.progress.step_append`: one INSERT, one group message) and times each step from the
 start of the append to its arrival at every viewer. In the same run it measures the cost of
 appending step ~10 vs step ~1,000 beside MLGym's way (rewriting the whole trajectory JSON after
 each step), and the harness overhead per agent step in a real sandbox (wall time minus command
@@ -234,7 +234,7 @@ class Viewers:
 def latency(
     *, port: int, owner, cookie: str, viewers: int, steps: int, contents: list[dict[str, str]]
 ) -> tuple[list[float], int]:
-    from benchmark.progress import step_append
+    from benchmark.runs.progress import step_append
 
     run = make_run(owner)
     clients = Viewers(port=port, code=str(run.code), cookie=cookie, count=viewers)
@@ -259,7 +259,7 @@ def append_cost(*, owner, contents: list[dict[str, str]], long: int, sample: int
     Referee's way and MLGym's way run one after the other (not interleaved), so that the large
     file MLGym rewrites does not slow the database down or the other way round.
     """
-    from benchmark.progress import step_append
+    from benchmark.runs.progress import step_append
 
     total = long + sample
     run = make_run(owner)
@@ -290,7 +290,7 @@ def harness_overhead(*, owner, steps: int) -> tuple[list[float], list[float]] | 
     """Per step: wall time minus command time, for shell steps and file-viewer steps, no model."""
     from benchmark.agent.environment import Environment
     from benchmark.agent.loop import Decision
-    from benchmark.services import RunRecorder
+    from benchmark.runs.services import RunRecorder
     from sandbox import SandboxSpec, backend_info, open_session
 
     info = backend_info()

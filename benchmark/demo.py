@@ -11,8 +11,8 @@ from typing import TextIO
 from django.conf import settings
 
 from benchmark.models import Task
-from benchmark.research_demo import mlrbench_import
-from benchmark.tasks import BUILTIN_DIR, tasks_sync
+from benchmark.research.demo import mlrbench_import
+from benchmark.tasks.loader import BUILTIN_DIR, tasks_sync
 
 
 def builtin_tasks_sync(stdout: TextIO) -> None:
@@ -24,7 +24,7 @@ def builtin_tasks_sync(stdout: TextIO) -> None:
 
 def builtin_baselines_compute(stdout: TextIO) -> None:
     """Baseline scores of each current built-in version, once (again after a failure)."""
-    from benchmark.evaluation import baseline_compute
+    from benchmark.tasks.baselines import baseline_compute
     from sandbox import backend_info
 
     info = backend_info()

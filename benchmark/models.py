@@ -67,7 +67,7 @@ class Task(models.Model):
 
 def baseline_value(scores: dict | None, metric: str) -> float | None:
     """The baseline's priority-metric score that leaderboards rank against: the test-split score
-    Referee computed for this version (benchmark.evaluation.baseline_compute), else the score an
+    Referee computed for this version (benchmark.tasks.baselines.baseline_compute), else the score an
     import stored under the metric's name (MLGym's released baselines); None when there is none."""
     scores = scores or {}
     test = scores.get("test")
@@ -210,9 +210,9 @@ class ModelEndpoint(models.Model):
     def clean(self) -> None:
         from django.core.exceptions import ValidationError
 
-        from benchmark.llm.endpoints import endpoint_problems
+        from benchmark.llm.validation import endpoint_problems
 
-        problems = endpoint_problems(self)
+        problems = endpoint_problems(self, networks=lambda: EndpointPolicy.current().networks())
         if problems:
             raise ValidationError(problems)
 

@@ -2,7 +2,10 @@
 
 from django.urls import path
 
-from benchmark.consumers import RunStreamConsumer
-from benchmark.research_routing import websocket_urlpatterns as research_websockets
+from benchmark.research.consumers import ResearchStreamConsumer
+from benchmark.runs.consumers import RunStreamConsumer
 
-websocket_urlpatterns = [path("ws/runs/<uuid:code>/", RunStreamConsumer.as_asgi()), *research_websockets]
+websocket_urlpatterns = [
+    path("ws/runs/<uuid:code>/", RunStreamConsumer.as_asgi()),
+    path("ws/research/<uuid:code>/", ResearchStreamConsumer.as_asgi()),
+]

@@ -12,7 +12,7 @@ from django.db.models.signals import post_delete, post_save
 def _announce(run_id: int) -> None:
     from accounts.progress import access_changed
     from benchmark.models import Run
-    from benchmark.progress import run_group
+    from benchmark.runs.progress import run_group
 
     code = Run.objects.filter(pk=run_id).values_list("code", flat=True).first()
     if code is not None:
@@ -25,7 +25,7 @@ def _share_changed(sender: Any, instance: Any, **kwargs: Any) -> None:
 
 def _run_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
     from accounts.progress import access_changed
-    from benchmark.progress import run_group
+    from benchmark.runs.progress import run_group
 
     access_changed(run_group(instance.code))
 

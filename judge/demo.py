@@ -24,7 +24,7 @@ def seed(stdout: TextIO) -> None:
     # The reviews attach to the released runs' papers: import those first if benchmark's demo has not.
     if not ResearchRun.objects.filter(source=ResearchRun.Source.MLRBENCH).exists():
         try:
-            import_module("benchmark.mlr_import").import_mlr_runs(root, stdout=stdout)
+            import_module("benchmark.research.imports").import_mlr_runs(root, stdout=stdout)
         except (ModuleNotFoundError, AttributeError) as exc:
             stdout.write(f"MLR-Bench runs: importer unavailable ({exc}); reviews need them\n")
     import_mlr_reviews(root, stdout=stdout)

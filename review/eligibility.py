@@ -17,8 +17,8 @@ from django.db.models import Q
 
 from accounts.roles import ADMIN, RESEARCHER, is_admin, is_researcher
 from benchmark.models import Artifact
-from benchmark.permissions import visible_runs
-from benchmark.research_permissions import visible_research
+from benchmark.research.permissions import visible_research
+from benchmark.runs.permissions import visible_runs
 
 
 def identifying_reason(user: Any, research_run_ids: Iterable[int]) -> str | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmark.tasks import BUILTIN_DIR
+from benchmark.tasks.loader import BUILTIN_DIR
 from sandbox import SandboxSpec, open_session
 
 Scores = dict[str, float]

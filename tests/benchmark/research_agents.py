@@ -7,7 +7,7 @@ so the paper stage can be tested on real figures. It says what it is in its trac
 
 from __future__ import annotations
 
-from benchmark.research_experiment import ExperimentOutcome, ExperimentRequest
+from benchmark.research.experiment import ExperimentOutcome, ExperimentRequest
 from tests.benchmark.mlrbench_data import MLRBENCH
 
 RELEASED = MLRBENCH / "agent_results" / "end2end_claude" / "iclr2025_dl4c" / "results"

@@ -9,7 +9,7 @@ from benchmark.models import AgentConfig, Run, Task
 
 
 def builtin_task(slug: str = "prisoners_dilemma") -> Task:
-    from benchmark.tasks import BUILTIN_DIR, task_sync
+    from benchmark.tasks.loader import BUILTIN_DIR, task_sync
 
     return task_sync(BUILTIN_DIR / slug)
 

@@ -8,8 +8,8 @@ from benchmark.agent.environment import Environment
 from benchmark.agent.loop import submission_status
 from benchmark.agent.memory import Memory
 from benchmark.agent.parsing import FormatError, parse_reply
-from benchmark.evaluation import ScoreResult
 from benchmark.models import Run, Score
+from benchmark.tasks.evaluation import ScoreResult
 from tests.benchmark.runs_support import builtin_task, make_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -136,7 +136,7 @@ def test_it_has_memory_and_says_when_literature_tools_are_unavailable(env):
 
 @pytest.mark.docker
 def test_it_runs_the_baseline_agent_end_to_end(researcher, redis_client):
-    from benchmark.services import run_execute
+    from benchmark.runs.services import run_execute
     from tests.benchmark.runs_support import agent
 
     task = builtin_task("prisoners_dilemma")
@@ -156,8 +156,8 @@ def test_it_runs_the_baseline_agent_end_to_end(researcher, redis_client):
 
 @pytest.mark.docker
 def test_it_replays_a_run_in_a_fresh_sandbox_and_reports_differences(researcher, redis_client):
-    from benchmark import progress
-    from benchmark.services import run_execute
+    from benchmark.runs import progress
+    from benchmark.runs.services import run_execute
     from tests.benchmark.runs_support import agent
 
     task = builtin_task("prisoners_dilemma")

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.mlgym_results import (
+from benchmark.leaderboards.mlgym_results import (
     PUBLISHED_MODELS,
     aup_report,
     parse_run_folder,
     read_results_dir,
     results_leaderboard,
 )
-from benchmark.scoring import BASELINE, Scoring
+from benchmark.leaderboards.scoring import BASELINE, Scoring
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -18,8 +18,8 @@ import math
 
 import pytest
 
-from benchmark.evaluation import artifacts_evaluate
-from benchmark.tasks import BUILTIN_DIR, task_sync
+from benchmark.tasks.evaluation import artifacts_evaluate
+from benchmark.tasks.loader import BUILTIN_DIR, task_sync
 from tests.attack_snippets import fork_exec
 from tests.benchmark.expected_scores import EXPECTED, diabetes_rows, r2
 

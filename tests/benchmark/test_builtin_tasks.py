@@ -11,15 +11,10 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from benchmark.evaluation import (
-    agent_sandbox_spec,
-    artifacts_evaluate,
-    baseline_command,
-    baseline_compute,
-    submission_evaluate,
-    workspace_prepare,
-)
-from benchmark.tasks import BUILTIN_DIR, content_hash, task_files, task_sync
+from benchmark.tasks.baselines import baseline_command, baseline_compute
+from benchmark.tasks.evaluation import agent_sandbox_spec, artifacts_evaluate, submission_evaluate, workspace_prepare
+from benchmark.tasks.loader import BUILTIN_DIR, task_sync
+from benchmark.tasks.spec import content_hash, task_files
 from sandbox.evaluation import RUNTIME_DIR
 from tests.benchmark.expected_scores import EXPECTED
 
@@ -41,7 +36,7 @@ def test_it_keeps_one_arena_source_outside_the_task_folders():
 
 
 def test_it_covers_the_evaluation_runtime_in_the_version_hash(tmp_path, monkeypatch):
-    from benchmark import tasks
+    from benchmark.tasks import spec as tasks
 
     runtime = tmp_path / "runtime"
     shutil.copytree(RUNTIME_DIR, runtime, ignore=shutil.ignore_patterns("__pycache__"))
@@ -66,7 +61,7 @@ def test_it_declares_every_code_artifact_as_a_submission_of_its_own():
 
 
 def task_sync_spec_config(slug: str) -> dict:
-    from benchmark.tasks import task_load
+    from benchmark.tasks.loader import task_load
 
     return task_load(BUILTIN_DIR / slug).config
 

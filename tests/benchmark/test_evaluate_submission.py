@@ -12,7 +12,7 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from benchmark.tasks import BUILTIN_DIR, task_sync
+from benchmark.tasks.loader import BUILTIN_DIR, task_sync
 from tests.benchmark.expected_scores import EXPECTED
 
 pytestmark = pytest.mark.django_db

@@ -9,10 +9,10 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from benchmark.leaderboards import runs_leaderboard
-from benchmark.mlgym_results import PUBLISHED_MODELS
+from benchmark.leaderboards.mlgym_results import PUBLISHED_MODELS
+from benchmark.leaderboards.scoring import BASELINE, Scoring
+from benchmark.leaderboards.views import runs_leaderboard
 from benchmark.models import Run, Score, Step, Task
-from benchmark.scoring import BASELINE, Scoring
 from tests.benchmark.test_aup_command import COMPUTED_AUP, PUBLISHED_AUP, folder, mlgym_results_dir, write_run
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmark.models import AgentConfig, ModelEndpoint, Run, Score
-from benchmark.services import run_cancel, run_execute
+from benchmark.runs.services import run_cancel, run_execute
 from tests.benchmark.runs_support import agent, builtin_task, make_run, stub_task
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.docker]

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.core.management import call_command
 
 from benchmark.models import Run, Score
-from benchmark.trajectories import TrajImportError, traj_import
+from benchmark.runs.trajectories import TrajImportError, traj_import
 
 TRAJ_DIR = Path(settings.MLGYM_DIR or "/nonexistent") / "trajectories"
 needs_data = pytest.mark.skipif(

@@ -8,10 +8,10 @@ import shutil
 
 import pytest
 
-from benchmark.mlr_import import find_imported_run, import_mlr_runs, parse_references, summarise_trace
-from benchmark.mlr_tasks import import_mlr_tasks
 from benchmark.models import Artifact, ResearchRun
-from benchmark.research_files import artifact_dir
+from benchmark.research.files import artifact_dir
+from benchmark.research.imports import find_imported_run, import_mlr_runs, parse_references, summarise_trace
+from benchmark.research.tasks import import_mlr_tasks
 from tests.benchmark.mlrbench_data import MLRBENCH, needs_data
 
 
@@ -144,7 +144,7 @@ def test_it_parses_references_and_summarises_a_trace():
 @needs_data
 @pytest.mark.django_db
 def test_it_imports_tasks_and_runs_in_the_demo_step_only_when_mlrbench_dir_is_set(media, settings):
-    from benchmark.research_demo import mlrbench_import
+    from benchmark.research.demo import mlrbench_import
 
     settings.MLRBENCH_DIR = ""
     out = io.StringIO()

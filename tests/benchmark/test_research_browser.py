@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from benchmark.models import Artifact, ResearchRun, Task
-from benchmark.research_files import file_store
+from benchmark.research.files import file_store
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

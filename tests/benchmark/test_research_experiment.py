@@ -8,8 +8,8 @@ import pytest
 from django.db import transaction
 
 from benchmark.models import Artifact, ResearchRun, Run, Task
-from benchmark.research import research_execute, research_launch
-from benchmark.research_files import artifact_dir
+from benchmark.research.files import artifact_dir
+from benchmark.research.services import research_execute, research_launch
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from benchmark.models import Artifact, ResearchRun, Task
-from benchmark.research_files import file_store
+from benchmark.research.files import file_store
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
 MISSING = uuid.UUID("00000000-0000-0000-0000-000000000000")

@@ -12,10 +12,10 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings as django_settings
 from django.db import transaction
 
-from benchmark import literature
 from benchmark.models import Artifact, ResearchRun, Task
-from benchmark.research import research_execute, research_launch, research_resume
-from benchmark.research_files import artifact_dir
+from benchmark.research import literature
+from benchmark.research.files import artifact_dir
+from benchmark.research.services import research_execute, research_launch, research_resume
 from tests.benchmark.mlrbench_data import needs_data
 
 MODEL = "anthropic:claude-sonnet-4-5"
@@ -73,7 +73,7 @@ def _queue_first_three(fake_llm):
 def test_it_runs_idea_literature_proposal_then_fails_the_experiment_honestly_and_resumes(
     fake_llm, researcher, task, corpus, media, settings, monkeypatch
 ):
-    settings.RESEARCH_EXPERIMENT_AGENT = ""  # the default: Referee's agent (benchmark.research_agent)
+    settings.RESEARCH_EXPERIMENT_AGENT = ""  # the default: Referee's agent (benchmark.research.agent)
     monkeypatch.setitem(sys.modules, "benchmark.agent.loop", None)  # as on a deployment without the agent
     _queue_first_three(fake_llm)
     run = _launch(researcher, task, corpus)

@@ -137,8 +137,8 @@ def test_it_launches_a_baseline_run_and_streams_its_steps_live(live_url, run_wor
 def test_it_stops_the_live_stream_when_the_share_is_revoked(
     live_url, browser_page, researcher, other_researcher, redis_client
 ):
-    from benchmark import progress
-    from benchmark.services import run_share, run_share_revoke
+    from benchmark.runs import progress
+    from benchmark.runs.services import run_share, run_share_revoke
     from tests.benchmark.runs_support import make_run
 
     run = make_run(owner=researcher, status=Run.Status.RUNNING)

@@ -9,9 +9,9 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from benchmark import progress
 from benchmark.models import AgentConfig, Run
-from benchmark.services import run_share, run_share_revoke
+from benchmark.runs import progress
+from benchmark.runs.services import run_share, run_share_revoke
 from tests.benchmark.runs_support import builtin_task, make_run
 
 pytestmark = pytest.mark.django_db

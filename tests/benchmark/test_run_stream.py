@@ -8,9 +8,9 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.test import Client
 
-from benchmark import progress
 from benchmark.models import Run
-from benchmark.services import run_share
+from benchmark.runs import progress
+from benchmark.runs.services import run_share
 from tests.benchmark.runs_support import make_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -106,7 +106,7 @@ async def test_it_relays_status_changes(run, researcher, redis_client):
     communicator, _ = await connect(researcher, run.code)
     await communicator.send_json_to({"after": 0})
     assert (await communicator.receive_json_from(timeout=5))["type"] == "status"
-    from benchmark.services import run_cancel
+    from benchmark.runs.services import run_cancel
 
     await sync_to_async(run_cancel)(run=run)
     message = await communicator.receive_json_from(timeout=5)

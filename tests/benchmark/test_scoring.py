@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from benchmark.scoring import (
+from benchmark.leaderboards.scoring import (
     BASELINE,
     Direction,
     MethodTaskScore,

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from accounts.roles import RESEARCHER
 from benchmark.models import ResearchRun, Run, RunShare
-from benchmark.services import run_share, run_share_revoke
+from benchmark.runs.services import run_share, run_share_revoke
 from tests.benchmark.runs_support import builtin_task, make_run
 from tests.benchmark.test_run_stream import append, connect, indexes
 
@@ -190,7 +190,7 @@ async def test_it_checks_access_on_changes_not_per_relayed_step(
 ):
     """Relaying is group message -> socket: the permission check (a database read) runs on
     connect and on access changes, never per step."""
-    from benchmark.consumers import RunStreamConsumer
+    from benchmark.runs.consumers import RunStreamConsumer
 
     settings.WS_ACCESS_RECHECK_SECONDS = 3600  # the backstop timer stays out of the count
 

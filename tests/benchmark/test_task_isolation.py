@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.evaluation import artifacts_evaluate
-from benchmark.tasks import task_sync
+from benchmark.tasks.evaluation import artifacts_evaluate
+from benchmark.tasks.loader import task_sync
 
 pytestmark = pytest.mark.django_db
 
@@ -118,7 +118,7 @@ def test_it_runs_an_mlgym_style_evaluator_unchanged_against_an_isolated_submissi
 
 
 def test_it_refuses_the_same_task_without_its_submission_section(folder):
-    from benchmark.tasks import TaskFormatError
+    from benchmark.tasks.spec import TaskFormatError
 
     (folder / "task.yaml").write_text(
         TASK_YAML.replace("submission:\n  module: target.py\n", "x_submission:\n  module: target.py\n")

@@ -10,15 +10,8 @@ import pytest
 from django.conf import settings
 
 from benchmark.models import Task
-from benchmark.tasks import (
-    BUILTIN_DIR,
-    TaskFormatError,
-    content_hash,
-    task_load,
-    task_sync,
-    tasks_load,
-    tasks_sync,
-)
+from benchmark.tasks.loader import BUILTIN_DIR, task_load, task_sync, tasks_load, tasks_sync
+from benchmark.tasks.spec import TaskFormatError, content_hash
 
 MLGYM_DIR = Path(settings.MLGYM_DIR or Path(settings.BASE_DIR).parent / "shared" / "mlgym")
 needs_mlgym = pytest.mark.skipif(not (MLGYM_DIR / "configs").is_dir(), reason=f"MLGym data not at {MLGYM_DIR}")

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 
 from benchmark.models import Run, RunGroup, Step, Task
-from benchmark.trajectories import TrajImportError, json_line, traj_import
+from benchmark.runs.trajectories import TrajImportError, json_line, traj_import
 
 pytestmark = pytest.mark.django_db
 

@@ -28,7 +28,7 @@ GEMINI_JUDGE = "google:gemini-2.5-pro-preview"
 
 
 def _released_papers(tasks=TASKS, backbones=BACKBONES):
-    """What benchmark.mlr_import creates, reduced to what the review import needs: one paper per run."""
+    """What benchmark.research.imports creates, reduced to what the review import needs: one paper per run."""
     papers = {}
     for slug in tasks:
         task = make_task(slug)
@@ -111,8 +111,8 @@ def test_it_reports_a_folder_without_reviews(tmp_path):
 
 @needs_data
 @pytest.mark.skipif(
-    importlib.util.find_spec("benchmark.mlr_import") is None,
-    reason="benchmark.mlr_import (the released-runs importer, built on wip/mlr) is not on this branch yet",
+    importlib.util.find_spec("benchmark.research.imports") is None,
+    reason="benchmark.research.imports (the released-runs importer, built on wip/mlr) is not on this branch yet",
 )
 def test_it_imports_30_runs_and_60_judgments_with_the_command(tmp_path, settings):
     settings.MEDIA_ROOT = str(tmp_path / "media")

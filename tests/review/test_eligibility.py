@@ -54,7 +54,7 @@ def test_it_accepts_a_researcher_who_sees_none_of_the_items(client_for, admin_us
 
 def test_it_refuses_a_researcher_the_experiment_run_is_shared_with(researcher, other_researcher) -> None:
     from benchmark.models import Artifact
-    from benchmark.services import run_share
+    from benchmark.runs.services import run_share
 
     paper = make_paper()
     ResearchRun.objects.filter(pk=paper.research_run_id).update(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.tasks import BUILTIN_DIR
+from benchmark.tasks.loader import BUILTIN_DIR
 from sandbox import SandboxSpec, open_session
 from sandbox.image import MANIFEST_PATH, PRUNE_SCRIPT, PRUNE_SPEC
 

@@ -2,7 +2,7 @@
 
 Reads every results.json under DIR and prints, per method (baseline included), the AUP for
 best attempt and best submission, with tau_max and the method set they depend on. The
-leaderboard page uses the same functions (benchmark.mlgym_results / benchmark.scoring).
+leaderboard page uses the same functions (benchmark.leaderboards.mlgym_results / benchmark.leaderboards.scoring).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from benchmark.mlgym_results import aup_report, read_results_dir, results_leaderboard
-from benchmark.scoring import Scoring
+from benchmark.leaderboards.mlgym_results import aup_report, read_results_dir, results_leaderboard
+from benchmark.leaderboards.scoring import Scoring
 
 
 def _fmt(value: float | None) -> str:

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmark.evaluation import baseline_compute
 from benchmark.models import Task
+from benchmark.tasks.baselines import baseline_compute
 
 
 class Command(BaseCommand):

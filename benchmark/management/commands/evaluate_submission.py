@@ -15,8 +15,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from benchmark.evaluation import MAX_ARTIFACT_BYTES, ScoreResult, artifacts_evaluate
 from benchmark.models import Task
+from benchmark.tasks.evaluation import MAX_ARTIFACT_BYTES, ScoreResult, artifacts_evaluate
 
 
 def read_artifacts(task: Task, pairs: list[str]) -> dict[str, bytes]:

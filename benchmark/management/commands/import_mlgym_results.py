@@ -21,7 +21,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.utils import timezone
 
-from benchmark.mlgym_results import (
+from benchmark.leaderboards.mlgym_results import (
     MLGYM_TASKS,
     ResultsSet,
     RunResult,
@@ -30,8 +30,8 @@ from benchmark.mlgym_results import (
     read_results_dir,
     read_trajectory,
 )
+from benchmark.leaderboards.scoring import Issue
 from benchmark.models import AgentConfig, Run, RunGroup, Score, Step, Task
-from benchmark.scoring import Issue
 
 
 @dataclass

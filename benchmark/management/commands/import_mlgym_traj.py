@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from benchmark.models import RunGroup
-from benchmark.trajectories import TrajImportError, traj_import
+from benchmark.runs.trajectories import TrajImportError, traj_import
 
 
 def traj_files(paths: list[str]) -> list[Path]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmark.mlr_tasks import import_mlr_tasks
+from benchmark.research.tasks import import_mlr_tasks
 
 
 class Command(BaseCommand):

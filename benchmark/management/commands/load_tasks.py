@@ -5,7 +5,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmark.tasks import BUILTIN_DIR, tasks_sync
+from benchmark.tasks.loader import BUILTIN_DIR, tasks_sync
 
 
 class Command(BaseCommand):

@@ -11,8 +11,8 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
-from benchmark import progress
 from benchmark.models import Run
+from benchmark.runs import progress
 
 # A run whose worker is unknown to RQ and that has shown no sign of life for this long is dead.
 STALE_AFTER = timedelta(minutes=10)

@@ -23,9 +23,9 @@ class Command(BaseCommand):
         rubric_load_defaults()
         try:
             # The runs importer belongs to the benchmark app (judge depends on benchmark, not the reverse).
-            runs_import = import_module("benchmark.mlr_import").import_mlr_runs
+            runs_import = import_module("benchmark.research.imports").import_mlr_runs
         except (ModuleNotFoundError, AttributeError) as exc:
-            self.stderr.write(f"runs not imported: benchmark.mlr_import.import_mlr_runs is unavailable ({exc})")
+            self.stderr.write(f"runs not imported: benchmark.research.imports.import_mlr_runs is unavailable ({exc})")
         else:
             runs_import(dir, stdout=self.stdout)
         report = import_mlr_reviews(dir, stdout=self.stdout)

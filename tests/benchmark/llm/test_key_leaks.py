@@ -18,8 +18,8 @@ from django.urls import reverse
 
 from benchmark.llm.seed import endpoints_seed_from_settings
 from benchmark.models import AgentConfig, EndpointPolicy, ModelEndpoint, ResearchRun, Run
-from benchmark.research import research_execute
-from benchmark.services import run_execute
+from benchmark.research.services import research_execute
+from benchmark.runs.services import run_execute
 from judge.models import Judgment
 from judge.services import judgment_execute
 from tests.benchmark.llm.listener import Listener

@@ -8,8 +8,8 @@ from django.db import transaction
 from django.urls import reverse
 
 from benchmark.models import AgentConfig, ResearchRun, Run, Task
-from benchmark.research import research_execute, research_launch
-from benchmark.services import run_execute
+from benchmark.research.services import research_execute, research_launch
+from benchmark.runs.services import run_execute
 from tests.benchmark.runs_support import builtin_task, make_run, stub_task
 
 pytestmark = pytest.mark.django_db

@@ -16,15 +16,15 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.roles import ADMIN, RESEARCHER, is_admin, role_required
 from benchmark.llm.check import launch_problem
 from benchmark.markdown import markdown_html
-from benchmark.mlr_import import ATTRIBUTION as RUN_ATTRIBUTION
-from benchmark.mlr_tasks import ATTRIBUTION as TASK_ATTRIBUTION
-from benchmark.mlr_tasks import CATEGORIES
 from benchmark.models import Artifact, ResearchRun, Task
-from benchmark.research import paper_figure_url_map, research_launch, research_resume
-from benchmark.research_files import content_type, file_path, is_image
-from benchmark.research_forms import CategoryForm, LaunchForm
-from benchmark.research_permissions import can_manage_research, can_view_research, visible_research
-from benchmark.research_progress import timeline
+from benchmark.research.files import content_type, file_path, is_image
+from benchmark.research.forms import CategoryForm, LaunchForm
+from benchmark.research.imports import ATTRIBUTION as RUN_ATTRIBUTION
+from benchmark.research.permissions import can_manage_research, can_view_research, visible_research
+from benchmark.research.progress import timeline
+from benchmark.research.services import paper_figure_url_map, research_launch, research_resume
+from benchmark.research.tasks import ATTRIBUTION as TASK_ATTRIBUTION
+from benchmark.research.tasks import CATEGORIES
 
 PAGE_SIZE = 50
 

@@ -14,12 +14,12 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.roles import ADMIN, RESEARCHER, is_researcher, role_required
-from benchmark import progress, services
 from benchmark.llm.check import launch_problem
 from benchmark.models import AgentConfig, Run
-from benchmark.permissions import can_manage_run, can_view_run, had_access, visible_runs
-from benchmark.run_forms import LaunchForm, ShareForm
-from benchmark.trajectories import traj_export
+from benchmark.runs import progress, services
+from benchmark.runs.forms import LaunchForm, ShareForm
+from benchmark.runs.permissions import can_manage_run, can_view_run, had_access, visible_runs
+from benchmark.runs.trajectories import traj_export
 
 INITIAL_STEPS = 2000  # steps embedded in the page; the websocket sends the rest
 

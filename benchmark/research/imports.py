@@ -24,9 +24,9 @@ from typing import Any, TextIO
 from django.db import transaction
 from django.utils import timezone
 
-from benchmark.mlr_tasks import import_mlr_tasks
 from benchmark.models import Artifact, ResearchRun, Task
-from benchmark.research_files import IMAGE_SUFFIXES, MAX_FILE_BYTES, TEXT_SUFFIXES, clean_relative, file_store
+from benchmark.research.files import IMAGE_SUFFIXES, MAX_FILE_BYTES, TEXT_SUFFIXES, clean_relative, file_store
+from benchmark.research.tasks import import_mlr_tasks
 
 ATTRIBUTION = (
     "Released run from MLR-Bench (github.com/chchenhui/mlrbench), MIT License, Copyright (c) 2025 Hui Chen. "

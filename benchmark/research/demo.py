@@ -11,8 +11,8 @@ from typing import TextIO
 
 from django.conf import settings
 
-from benchmark.mlr_import import import_mlr_runs
-from benchmark.mlr_tasks import import_mlr_tasks
+from benchmark.research.imports import import_mlr_runs
+from benchmark.research.tasks import import_mlr_tasks
 
 
 def mlrbench_import(stdout: TextIO) -> None:

@@ -16,9 +16,9 @@ from typing import Any
 from channels.db import database_sync_to_async
 
 from accounts.consumers import ACCESS_LOST, AccessGuard
-from benchmark import progress
 from benchmark.models import Run
-from benchmark.permissions import can_view_run
+from benchmark.runs import progress
+from benchmark.runs.permissions import can_view_run
 
 BATCH = 200
 

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
-from benchmark.mlgym_results import MLGYM_TASKS
+from benchmark.leaderboards.mlgym_results import MLGYM_TASKS
 from benchmark.models import AgentConfig, Run, RunGroup, Score, Step, Task
 
 # MLGym keeps the priority metric and its direction in code; the released README lists them.
@@ -138,7 +138,8 @@ def _mlgym_task(slug: str) -> Task:
     config = Path(settings.MLGYM_DIR or "", "configs", "tasks", f"{slug}.yaml")
     if settings.MLGYM_DIR and config.is_file():
         try:
-            from benchmark.tasks import mlgym_task_load, task_sync_spec
+            from benchmark.tasks.loader import task_sync_spec
+            from benchmark.tasks.mlgym import mlgym_task_load
 
             return task_sync_spec(mlgym_task_load(config, mlgym_dir=Path(settings.MLGYM_DIR)))
         except ImportError:

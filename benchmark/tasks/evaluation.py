@@ -5,7 +5,7 @@ artifact files are copied out of it. Data artifacts go into a fresh sandbox with
 holds the task's pristine evaluator (labels, opponents, instances); code artifacts (the task's
 ``submission:``) go into a sandbox of their own that the evaluator calls over two pipes (see
 sandbox/evaluation.py). The metrics come from a file the evaluator writes in its own sandbox,
-never from anything the agent's code can print. `validate`, `submit`, the baselines and
+never from anything the agent's code can print. `validate`, `submit`, the baselines (benchmark.tasks.baselines) and
 `manage.py evaluate_submission` all go through ``artifacts_evaluate``.
 """
 
@@ -16,11 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from django.utils import timezone
-
 from benchmark.models import Task
-from benchmark.tasks import content_hash, task_files
-from sandbox import SandboxError, SandboxSpec, Session, open_session
+from benchmark.tasks.spec import content_hash, task_files
+from sandbox import SandboxError, SandboxSpec, Session
 from sandbox.evaluation import Submission
 
 Split = Literal["dev", "test"]
@@ -100,13 +98,6 @@ def workspace_prepare(*, task: Task, session: Session) -> None:
     baseline_dir = task.config["baseline"].get("dir")
     if baseline_dir:
         _put_tree(session, folder / baseline_dir, WORKDIR)
-
-
-def baseline_command(task: Task) -> str:
-    """What the `baseline` agent runs in the prepared workspace to produce the artifacts."""
-    if not task.config.get("runnable"):
-        raise TaskNotRunnable(f"task {task.slug} cannot run here: {task.config.get('not_runnable_reason', '')}")
-    return task.config["baseline"]["command"]
 
 
 def evaluator_spec(task: Task) -> SandboxSpec:
@@ -199,30 +190,3 @@ def submission_evaluate(*, task: Task, session: Session, split: Split) -> ScoreR
     if not task.config.get("artifacts"):
         return ScoreResult(split=split, error=f"task {task.slug} declares no artifacts to evaluate")
     return artifacts_evaluate(task=task, artifacts=artifacts, split=split)
-
-
-def baseline_compute(*, task: Task) -> dict[str, Any]:
-    """Run the baseline in an agent sandbox, score it on dev and test, store it on this version.
-
-    A failure is stored as an error, never as a number.
-    """
-    scores: dict[str, Any] = {"version": task.version_hash, "computed_at": timezone.now().isoformat()}
-    try:
-        command = baseline_command(task)
-        with open_session(agent_sandbox_spec(task=task, run_code=f"baseline-{task.code}")) as session:
-            workspace_prepare(task=task, session=session)
-            run = session.run(command, timeout=float(task.config["baseline"]["timeout"]))
-            scores["baseline_output"] = run.output[-4000:]
-            if run.exit_code != 0 or run.timed_out:
-                why = "timed out" if run.timed_out else f"exited with code {run.exit_code}"
-                raise TaskNotRunnable(f"the baseline command {why}:\n{run.output[-2000:]}")
-            for split in ("dev", "test"):
-                result = submission_evaluate(task=task, session=session, split=split)
-                scores[split] = result.as_dict()
-        failed = [split for split in ("dev", "test") if scores[split]["error"]]
-        scores["error"] = "; ".join(f"{split}: {scores[split]['error']}" for split in failed)
-    except (TaskNotRunnable, SandboxError) as exc:
-        scores["error"] = str(exc)
-    task.baseline_scores = scores
-    task.save(update_fields=["baseline_scores"])
-    return scores

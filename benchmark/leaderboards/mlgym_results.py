@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmark.scoring import (
+from benchmark.leaderboards.scoring import (
     BASELINE,
     Direction,
     Issue,

@@ -10,12 +10,13 @@ from django import forms
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
-from benchmark import literature
 from benchmark.llm.forms import model_choices, model_pick
-from benchmark.mlr_tasks import CATEGORIES
 from benchmark.models import Artifact, Task
-from benchmark.research import STAGES, research_inputs_problem
-from benchmark.research_files import IMAGE_SUFFIXES, clean_relative
+from benchmark.research import literature
+from benchmark.research.files import IMAGE_SUFFIXES, clean_relative
+from benchmark.research.pipeline import STAGES
+from benchmark.research.services import research_inputs_problem
+from benchmark.research.tasks import CATEGORIES
 
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 

@@ -8,8 +8,8 @@ from channels.db import database_sync_to_async
 
 from accounts.consumers import ACCESS_LOST, AccessGuard
 from benchmark.models import ResearchRun
-from benchmark.research_permissions import can_view_research
-from benchmark.research_progress import research_group, research_payload
+from benchmark.research.permissions import can_view_research
+from benchmark.research.progress import research_group, research_payload
 
 
 @database_sync_to_async

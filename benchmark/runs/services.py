@@ -15,12 +15,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from benchmark import progress
 from benchmark.agent.environment import Environment, Observation
 from benchmark.agent.loop import Decision, ExitStatus, Outcome, Usage, run_loop
 from benchmark.agent.policies import LLMPolicy, ModelSettings, baseline_policy, replay_policy
 from benchmark.agent.prompt import TASK_TEMPLATE, system_message
 from benchmark.models import AgentConfig, Run, RunGroup, RunShare, Score, Step, Task
+from benchmark.runs import progress
 
 log = logging.getLogger(__name__)
 
@@ -41,14 +41,16 @@ class Limits:
 
 
 # -- launch ---------------------------------------------------------------------------------------
+# The job, by its dotted path: benchmark.runs.jobs imports this module, not the other way round.
+EXECUTE_JOB = "benchmark.runs.jobs.execute_run"
+
+
 def run_enqueue(run: Run) -> None:
     """Enqueue after the surrounding transaction commits: the worker must find the row."""
     import django_rq
 
-    from benchmark.jobs import execute_run
-
     run_id = run.pk
-    transaction.on_commit(lambda: django_rq.get_queue("runs").enqueue(execute_run, run_id, job_timeout=6 * 3600))
+    transaction.on_commit(lambda: django_rq.get_queue("runs").enqueue(EXECUTE_JOB, run_id, job_timeout=6 * 3600))
 
 
 def run_launch(
@@ -231,7 +233,7 @@ def _literature() -> Any:
     if not getattr(settings, "LITERATURE_PROVIDER", ""):
         return None
     try:
-        from benchmark.literature import agent_tool  # provided by the research pipeline
+        from benchmark.research.literature import agent_tool  # provided by the research pipeline
     except ImportError:
         return None
     return agent_tool
@@ -240,11 +242,11 @@ def _literature() -> Any:
 def _policy(
     run: Run, env: Environment, max_steps: int, command_timeout: int, recorder: RunRecorder, connection: Any = None
 ) -> Any:
-    from benchmark import evaluation
+    from benchmark.tasks.baselines import baseline_command
 
     agent = run.agent
     if agent.kind == AgentConfig.Kind.BASELINE:
-        return baseline_policy(baseline_command=evaluation.baseline_command(run.task))
+        return baseline_policy(baseline_command=baseline_command(run.task))
     if agent.kind == AgentConfig.Kind.REPLAY:
         if run.replay_of is None:
             raise ValueError("a replay run needs the run it replays (replay_of)")
@@ -302,7 +304,7 @@ def run_execute(*, run_id: int) -> Run | None:
     session = None
     started = time.perf_counter()
     try:
-        from benchmark import evaluation
+        from benchmark.tasks import evaluation
         from sandbox import open_session
 
         max_steps = int(run.params.get("max_steps", run.agent.max_steps))

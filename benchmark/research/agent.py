@@ -20,8 +20,8 @@ from typing import Any
 from django.utils import timezone
 
 from benchmark.models import AgentConfig, Run
-from benchmark.research_experiment import ExperimentOutcome, ExperimentRequest, ExperimentUnavailable
-from benchmark.research_files import IMAGE_SUFFIXES, TEXT_SUFFIXES
+from benchmark.research.experiment import ExperimentOutcome, ExperimentRequest, ExperimentUnavailable
+from benchmark.research.files import IMAGE_SUFFIXES, TEXT_SUFFIXES
 
 log = logging.getLogger(__name__)
 
@@ -78,12 +78,12 @@ class _Recorder:
 
 def _modules() -> dict[str, Any]:
     try:
-        from benchmark import progress
         from benchmark.agent.environment import Environment
         from benchmark.agent.loop import run_loop
         from benchmark.agent.policies import LLMPolicy, ModelSettings
         from benchmark.agent.prompt import system_message
-        from benchmark.services import run_preflight
+        from benchmark.runs import progress
+        from benchmark.runs.services import run_preflight
         from sandbox import SandboxSpec, open_session
     except ImportError as exc:
         raise ExperimentUnavailable(

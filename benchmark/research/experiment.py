@@ -4,7 +4,7 @@ The pipeline asks `experiment_agent()` for a callable and hands it an `Experimen
 the callable returns an `ExperimentOutcome`: results.md, the files it produced (figures, logs,
 CSV), a trace summary and the agent Run (whose steps are the full trace). The agent is chosen by
 settings.RESEARCH_EXPERIMENT_AGENT (a dotted path); by default Referee's own agent
-(benchmark.research_agent). When that agent (or a sandbox backend) is not installed the stage fails with a
+(benchmark.research.agent). When that agent (or a sandbox backend) is not installed the stage fails with a
 message saying so - it never makes results up.
 """
 
@@ -19,7 +19,7 @@ from django.conf import settings
 
 from benchmark.models import ResearchRun, Run
 
-DEFAULT_AGENT = "benchmark.research_agent.research_experiment_run"
+DEFAULT_AGENT = "benchmark.research.agent.research_experiment_run"
 
 INSTRUCTIONS = """You are running the experiments of a research project, in this sandbox, from start to finish.
 The files task.md, idea.md, related_work.md and proposal.md in the working directory describe the project.
