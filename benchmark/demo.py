@@ -11,7 +11,6 @@ from typing import TextIO
 from django.conf import settings
 
 from benchmark.models import Task
-from benchmark.research.demo import mlrbench_import
 from benchmark.tasks.loader import BUILTIN_DIR, tasks_sync
 
 
@@ -91,6 +90,37 @@ def model_endpoints_seed(stdout: TextIO) -> None:
     for endpoint in ModelEndpoint.objects.filter(scope=ModelEndpoint.Scope.SHARED, enabled=True).order_by("name"):
         ready, words = key_status(endpoint)
         stdout.write(f"  {'' if ready else '! '}model endpoint {endpoint.name}: key {words}")  # never the key
+
+
+def mlrbench_import(stdout: TextIO) -> None:
+    """The released MLR-Bench tasks and runs when MLRBENCH_DIR is set (refreshes fault notes, keeps codes)."""
+    from benchmark.research.imports import import_mlr_runs
+    from benchmark.research.tasks import import_mlr_tasks
+
+    root = getattr(settings, "MLRBENCH_DIR", "")
+    if not root or not Path(root).is_dir():
+        stdout.write("  MLR-Bench: skipped (MLRBENCH_DIR not set)\n")
+        return
+    tasks = import_mlr_tasks(root)
+    stdout.write(f"  {tasks.lines()[0]} (from {root})\n")
+    for line in tasks.errors:
+        stdout.write(f"  ! {line}\n")
+    stdout.write(f"  MLR-Bench task data faults: {len(tasks.faults)} (listed on each task's page)\n")
+    runs = import_mlr_runs(root, stdout=_FirstLines(stdout))
+    for line in runs.errors:
+        stdout.write(f"  ! {line}\n")
+
+
+class _FirstLines:
+    """Keeps the demo log short: the summary line of a report, not its every fault."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out, self.written = out, False
+
+    def write(self, text: str) -> None:
+        if not self.written:
+            self.out.write(f"  {text}")
+            self.written = True
 
 
 STEPS = [

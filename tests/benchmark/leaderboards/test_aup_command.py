@@ -18,7 +18,7 @@ from benchmark.leaderboards.mlgym_results import (
 )
 from benchmark.leaderboards.scoring import BASELINE, Scoring
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 # MLGym's published leaderboard of 12 models (AUP@4, best attempt / best submission), from the
 # revised MLGym paper on OpenReview (https://openreview.net/pdf?id=ryTr83DxRq), as quoted in a

@@ -144,7 +144,7 @@ def test_it_parses_references_and_summarises_a_trace():
 @needs_data
 @pytest.mark.django_db
 def test_it_imports_tasks_and_runs_in_the_demo_step_only_when_mlrbench_dir_is_set(media, settings):
-    from benchmark.research.demo import mlrbench_import
+    from benchmark.demo import mlrbench_import
 
     settings.MLRBENCH_DIR = ""
     out = io.StringIO()
