@@ -1,4 +1,4 @@
-"""Shared fixtures: named personas, logged-in clients, Redis and Docker availability."""
+"""Shared fixtures: named personas, logged-in clients, Redis, Docker and the sandbox image."""
 
 from __future__ import annotations
 
@@ -80,6 +80,23 @@ def docker_available() -> None:
     ok, detail = _docker_reachable()
     if not ok:
         pytest.skip(f"no Docker engine reachable: {detail}")
+
+
+@pytest.fixture(scope="session")
+def sandbox_image(docker_available: None) -> str:
+    """The hash-tagged sandbox image, found by its tag or built here once for the whole session.
+
+    Every test marked `docker` gets it (see `_docker_tests_get_the_image`), wherever it lives, so a
+    machine that has never built the image passes too: the first such test waits for the build."""
+    from sandbox.image import build_image
+
+    return build_image(log=lambda line: None)
+
+
+@pytest.fixture(autouse=True)
+def _docker_tests_get_the_image(request: pytest.FixtureRequest) -> None:
+    if request.node.get_closest_marker("docker"):
+        request.getfixturevalue("sandbox_image")
 
 
 def pytest_collection_modifyitems(config, items) -> None:

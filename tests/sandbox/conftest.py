@@ -1,4 +1,4 @@
-"""Sandbox fixtures: the image (built once, reused by tag), backends, world-readable data dirs."""
+"""Sandbox fixtures: backends, world-readable data dirs (the image fixture is in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,6 @@ from pathlib import Path
 import pytest
 
 from sandbox import SandboxSpec, Session, open_session
-
-
-@pytest.fixture(scope="session")
-def sandbox_image(docker_available: None) -> str:
-    """The hash-tagged image; built here (debootstrap + wheels + import) if the engine lacks it."""
-    from sandbox.image import build_image
-
-    return build_image(log=lambda line: None)
 
 
 def _bwrap_problem() -> str | None:
@@ -36,6 +28,7 @@ def backend(request: pytest.FixtureRequest, settings) -> str:
         request.applymarker(pytest.mark.docker)
         request.getfixturevalue("sandbox_image")
     else:
+        request.applymarker(pytest.mark.bwrap)
         problem = _bwrap_problem()
         if problem:
             pytest.skip(f"bubblewrap unusable here: {problem}")
