@@ -1,7 +1,10 @@
-"""The checks behind /healthz: database, Redis, live RQ workers per queue, sandbox backend."""
+"""The checks behind /healthz: database, Redis, live RQ workers per queue, sandbox backend, and the
+children of `make up`'s supervisor. `status` is ok, degraded (a part is down only because the
+supervisor is restarting the process behind it, or a child is restarting) or down."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from django.conf import settings
@@ -64,6 +67,56 @@ def check_sandbox() -> dict[str, Any]:
     return info
 
 
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def check_supervisor() -> dict[str, Any] | None:
+    """What `make up` says of its children; None where the platform runs without it (systemd)."""
+    from config.supervisor import RUNNING, read_state, state_file
+
+    state = read_state(state_file(settings.VAR_DIR))
+    if state is None:
+        return None
+    children = state["children"]
+    for child in children.values():
+        if child["state"] == RUNNING and not _alive(child.get("pid")):
+            child["state"] = "restarting"  # died since the supervisor last looked (it looks 5 times a second)
+    restarting = sorted(name for name, child in children.items() if child["state"] != RUNNING)
+    result: dict[str, Any] = {"ok": not restarting, "children": children}
+    if restarting:
+        result["error"] = f"restarting: {', '.join(restarting)}"
+    return result
+
+
+# The parts of the report that a restarting child of each kind takes away for a moment.
+RESTART_AFFECTS = {"redis": ("redis", "workers"), "workers": ("workers",)}
+
+
+def overall_status(parts: dict[str, dict[str, Any]]) -> str:
+    supervisor = parts.get("supervisor")
+    failing = {name for name, part in parts.items() if not part["ok"] and name != "supervisor"}
+    if not failing:
+        return "ok" if supervisor is None or supervisor["ok"] else "degraded"
+    if supervisor is None:
+        return "down"
+    explained = {
+        affected
+        for child in supervisor["children"].values()
+        if child["state"] != "running"
+        for affected in RESTART_AFFECTS.get(child["part"], ())
+    }
+    return "degraded" if failing <= explained else "down"
+
+
 def health_report() -> dict[str, Any]:
     parts = {
         "database": check_database(),
@@ -71,4 +124,7 @@ def health_report() -> dict[str, Any]:
         "workers": check_workers(),
         "sandbox": check_sandbox(),
     }
-    return {"ok": all(part["ok"] for part in parts.values()), **parts}
+    supervisor = check_supervisor()
+    if supervisor is not None:
+        parts["supervisor"] = supervisor
+    return {"ok": all(part["ok"] for part in parts.values()), "status": overall_status(parts), **parts}

@@ -118,8 +118,30 @@ else:
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Redis: the job queue and the channel layer. `make up` starts one and sets REDIS_URL.
-REDIS_URL = env_url("REDIS_URL", "redis://127.0.0.1:6379/0", schemes=("redis", "rediss", "unix"))
+# Redis: the job queue and the channel layer. `make up` starts one, sets REDIS_URL for its children
+# and writes the URL to var/redis_url, so that a management command run by hand in another shell
+# (REDIS_URL unset) talks to the running platform; without either, a local default server.
+REDIS_URL_FILE = VAR_DIR / "redis_url"
+
+
+def _redis_url() -> str:
+    schemes = ("redis", "rediss", "unix")
+    from_env = env_url("REDIS_URL", None, schemes=schemes)
+    if from_env:
+        return from_env
+    try:
+        started = REDIS_URL_FILE.read_text().strip()
+    except FileNotFoundError:
+        started = ""
+    if not started:
+        return "redis://127.0.0.1:6379/0"
+    try:
+        return str(env_url("REDIS_URL", None, {"REDIS_URL": started}, schemes=schemes))
+    except ImproperlyConfigured as exc:
+        raise ImproperlyConfigured(f"{REDIS_URL_FILE} (written by make up): {exc}") from None
+
+
+REDIS_URL = _redis_url()
 
 RQ_QUEUES = {
     name: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": timeout}

@@ -26,4 +26,5 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
     report = health_report()
-    return JsonResponse(report, status=200 if report["ok"] else 503)
+    # Degraded (a part restarting under the supervisor) still serves: only "down" is a 503.
+    return JsonResponse(report, status=503 if report["status"] == "down" else 200)

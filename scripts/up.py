@@ -1,13 +1,17 @@
-"""`make up`: migrate, seed, and supervise Redis, RQ workers and daphne until Ctrl-C.
+"""`make up`: migrate, seed, and supervise Redis, RQ workers, the sweeps and daphne until Ctrl-C.
 
-Every child runs in its own process group so that Ctrl-C (or SIGTERM) stops all of
-them and their children; a second `make up` while one is running says so and exits.
+Every child runs in its own process group; a child that dies is restarted with backoff and the
+log says so (config/supervisor.py). Only Ctrl-C or SIGTERM stops everything. A second `make up`
+while one is running says so and exits. The listening socket belongs to this process and is
+handed to daphne (`--fd`), so the port stays open while a web process restarts.
 """
 
 from __future__ import annotations
 
+import http.client
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -16,13 +20,21 @@ from pathlib import Path
 BASE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE))
 
+from django.core.exceptions import ImproperlyConfigured  # noqa: E402
+
+from config.env import env_int  # noqa: E402
 from config.redis_server import free_port, port_open, start_redis  # noqa: E402
+from config.supervisor import Supervisor, state_file  # noqa: E402
 
 PY = sys.executable
 VAR = Path(os.environ.get("REFEREE_VAR_DIR", BASE / "var"))
 PIDFILE = VAR / "up.pid"
+REDIS_URL_FILE = VAR / "redis_url"  # read by config/settings.py when REDIS_URL is unset
 HOST = os.environ.get("REFEREE_HOST", "127.0.0.1")
-PORT = int(os.environ.get("REFEREE_PORT", "8000"))
+try:
+    PORT = env_int("REFEREE_PORT", 8000, minimum=1, maximum=65535)
+except ImproperlyConfigured as exc:
+    sys.exit(f"[up] {exc}")
 
 
 def log(message: str) -> None:
@@ -52,45 +64,33 @@ def docker_engine_up() -> bool:
     return bool(os.environ.get("DOCKER_HOST")) or Path("/var/run/docker.sock").exists()
 
 
-class Supervisor:
-    def __init__(self) -> None:
-        self.children: list[tuple[str, subprocess.Popen]] = []
-        self.stopping = False
+def spawner(args: list[str], env: dict[str, str], pass_fds: tuple[int, ...] = ()):
+    def start() -> subprocess.Popen:
+        return subprocess.Popen(args, cwd=BASE, env=env, start_new_session=True, pass_fds=pass_fds)
 
-    def add(self, name: str, proc: subprocess.Popen) -> None:
-        self.children.append((name, proc))
+    return start
 
-    def spawn(self, name: str, args: list[str], env: dict[str, str]) -> subprocess.Popen:
-        proc = subprocess.Popen(args, cwd=BASE, env=env, start_new_session=True)
-        self.add(name, proc)
-        return proc
 
-    def stop(self) -> None:
-        if self.stopping:
-            return
-        self.stopping = True
-        # A second Ctrl-C must not interrupt the clean-up and leave children behind.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        log("stopping everything it started ...")
-        for _, proc in reversed(self.children):
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-        deadline = time.monotonic() + 10
-        for name, proc in reversed(self.children):
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                log(f"{name} did not stop in time; killing it")
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.wait()
-        log("all stopped")
+def listen(host: str, port: int) -> socket.socket:
+    """The web port, bound here once and inherited by every daphne process."""
+    sock = socket.create_server((host, port), backlog=1024, reuse_port=False)
+    sock.set_inheritable(True)
+    return sock
+
+
+def wait_http(host: str, port: int, timeout: float) -> bool:
+    """True once a web process answers on the port (the socket accepts before daphne serves)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            conn = http.client.HTTPConnection(host, port, timeout=5)
+            conn.request("GET", "/healthz")
+            conn.getresponse().read()
+            conn.close()
+            return True
+        except (OSError, http.client.HTTPException):
+            time.sleep(0.2)
+    return False
 
 
 def main() -> int:
@@ -103,7 +103,7 @@ def main() -> int:
         log(f"port {PORT} on {HOST} is taken by another program; set REFEREE_PORT to use another one.")
         return 1
     PIDFILE.write_text(str(os.getpid()))
-    supervisor = Supervisor()
+    supervisor = Supervisor(state_path=state_file(VAR), log=log)
 
     def on_signal(signum, frame) -> None:
         raise KeyboardInterrupt
@@ -114,16 +114,23 @@ def main() -> int:
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     env["PYTHONUNBUFFERED"] = "1"
     started: list[str] = []
+    web_socket: socket.socket | None = None
+    wrote_redis_url = False
     try:
+        run_workers = env_int("RUN_WORKERS", 2, minimum=1, maximum=64)
         if env.get("REDIS_URL"):
             started.append(f"Redis: using {env['REDIS_URL']} (from REDIS_URL)")
         else:
-            redis_port = int(env.get("REFEREE_REDIS_PORT", "6390"))
+            redis_port = env_int("REFEREE_REDIS_PORT", 6390, minimum=1, maximum=65535)
             if port_open(redis_port):
                 redis_port = free_port()
-            supervisor.add("redis", start_redis(data_dir=VAR / "redis", port=redis_port))
+            data_dir = VAR / "redis"
+            supervisor.add("redis", "redis", lambda: start_redis(data_dir=data_dir, port=redis_port))
             env["REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
-            started.append(f"Redis: started on 127.0.0.1:{redis_port}, data in {VAR / 'redis'}")
+            REDIS_URL_FILE.write_text(env["REDIS_URL"] + "\n")
+            REDIS_URL_FILE.chmod(0o600)
+            wrote_redis_url = True
+            started.append(f"Redis: started on 127.0.0.1:{redis_port}, data in {data_dir} (URL in {REDIS_URL_FILE})")
 
         log("migrating the database ...")
         manage("migrate", "--noinput", env=env)
@@ -142,46 +149,53 @@ def main() -> int:
         log("loading demo data (built-in tasks, released MLGym / MLR-Bench data when present) ...")
         manage("seed_demo", env=env)
 
-        run_workers = int(env.get("RUN_WORKERS", "2"))
+        manage_py = [PY, "manage.py"]
         for i in range(run_workers):
-            supervisor.spawn(f"worker runs #{i + 1}", [PY, "manage.py", "rqworker", "runs"], env)
-        supervisor.spawn("worker judge", [PY, "manage.py", "rqworker", "judge"], env)
-        supervisor.spawn("worker default", [PY, "manage.py", "rqworker", "default"], env)
+            supervisor.add(f"worker runs #{i + 1}", "workers", spawner([*manage_py, "rqworker", "runs"], env))
+        supervisor.add("worker judge", "workers", spawner([*manage_py, "rqworker", "judge"], env))
+        supervisor.add("worker default", "workers", spawner([*manage_py, "rqworker", "default"], env))
         started.append(f"RQ workers: runs x{run_workers}, judge x1, default x1")
-        supervisor.spawn("run reaper", [PY, "manage.py", "reap_runs", "--loop", "--interval", "30"], env)
-        started.append("run reaper (marks runs whose worker died as interrupted, every 30 s)")
-        supervisor.spawn("judgment reaper", [PY, "manage.py", "reap_judgments", "--loop"], env)
-        started.append("judgment reaper (fails judgments whose worker died, every 60 s)")
-        supervisor.spawn("sandbox reaper", [PY, "manage.py", "sandbox_reaper", "--loop"], env)
-        started.append("sandbox reaper (every 60 s)")
-        supervisor.spawn(
-            "daphne",
-            [PY, "-m", "daphne", "-b", HOST, "-p", str(PORT), "--proxy-headers", "config.asgi:application"],
-            env,
-        )
+        reapers = [
+            ("run reaper", ["reap_runs", "--loop", "--interval", "30"], "marks runs whose worker died, every 30 s"),
+            ("judgment reaper", ["reap_judgments", "--loop"], "fails judgments whose worker died, every 60 s"),
+            ("sandbox reaper", ["sandbox_reaper", "--loop"], "removes orphaned sandboxes, every 60 s"),
+        ]
+        for name, args, what in reapers:
+            supervisor.add(name, "housekeeping", spawner([*manage_py, *args], env))
+            started.append(f"{name} ({what})")
+
+        web_socket = listen(HOST, PORT)
+        fd = web_socket.fileno()
+        daphne = [PY, "-m", "daphne", "--fd", str(fd), "--proxy-headers", "config.asgi:application"]
+        supervisor.add("web", "web", spawner(daphne, env, pass_fds=(fd,)))
         started.append(f"daphne (HTTP + websockets) on {HOST}:{PORT}")
-        deadline = time.monotonic() + 30
-        while not port_open(PORT, HOST) and time.monotonic() < deadline:
-            time.sleep(0.1)
+        if not wait_http(HOST, PORT, timeout=60):
+            log("the web process did not answer within 60 s; still supervising (see its output above)")
         print(f"\n  Referee is running at http://{HOST}:{PORT}/\n", flush=True)
         for line in started:
             print(f"  - {line}")
-        print(f"\n  Health: http://{HOST}:{PORT}/healthz    Stop: Ctrl-C\n", flush=True)
-        while True:
-            for name, proc in supervisor.children:
-                code = proc.poll()
-                if code is not None:
-                    log(f"{name} exited with code {code}; stopping the platform")
-                    return 1
-            time.sleep(0.5)
+        print(
+            "\n  A process that dies is restarted (with backoff) and the log says so."
+            f"\n  Health: http://{HOST}:{PORT}/healthz    Stop: Ctrl-C\n",
+            flush=True,
+        )
+        supervisor.run_forever()
     except KeyboardInterrupt:
         return 0
     except subprocess.CalledProcessError as exc:
         log(f"a set-up step failed: {' '.join(map(str, exc.cmd))} (exit {exc.returncode})")
         return 1
+    except (ImproperlyConfigured, OSError, RuntimeError) as exc:  # a bad setting, a port taken, no redis-server
+        log(f"could not start: {type(exc).__name__}: {exc}")
+        return 1
     finally:
         supervisor.stop()
+        if web_socket is not None:
+            web_socket.close()
+        if wrote_redis_url:
+            REDIS_URL_FILE.unlink(missing_ok=True)
         PIDFILE.unlink(missing_ok=True)
+    return 0
 
 
 if __name__ == "__main__":
