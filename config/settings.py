@@ -6,6 +6,7 @@ value read from the environment goes through a strict parser in config.env.
 
 from __future__ import annotations
 
+import os
 import secrets
 from pathlib import Path
 
@@ -149,6 +150,8 @@ RQ_QUEUES = {
 }
 RQ_SHOW_ADMIN_LINK = True
 RUN_WORKERS = env_int("RUN_WORKERS", 2, minimum=1, maximum=64)
+# ASGI server processes that `make up` starts on its one port (they share the channel layer).
+WEB_PROCESSES = env_int("WEB_PROCESSES", os.cpu_count() or 1, minimum=1, maximum=64)
 
 CHANNEL_LAYERS = {
     "default": {

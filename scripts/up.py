@@ -1,9 +1,10 @@
-"""`make up`: migrate, seed, and supervise Redis, RQ workers, the sweeps and daphne until Ctrl-C.
+"""`make up`: migrate, seed, and supervise Redis, RQ workers, housekeeping and daphne until Ctrl-C.
 
 Every child runs in its own process group; a child that dies is restarted with backoff and the
 log says so (config/supervisor.py). Only Ctrl-C or SIGTERM stops everything. A second `make up`
 while one is running says so and exits. The listening socket belongs to this process and is
-handed to daphne (`--fd`), so the port stays open while a web process restarts.
+handed to the WEB_PROCESSES daphne processes (`--fd`): they all accept on it, and the port stays
+open while one of them restarts.
 """
 
 from __future__ import annotations
@@ -117,7 +118,9 @@ def main() -> int:
     web_socket: socket.socket | None = None
     wrote_redis_url = False
     try:
-        run_workers = env_int("RUN_WORKERS", 2, minimum=1, maximum=64)
+        # Every setting, strictly parsed, before anything starts: a typo stops here with its name.
+        from config import settings as platform
+
         if env.get("REDIS_URL"):
             started.append(f"Redis: using {env['REDIS_URL']} (from REDIS_URL)")
         else:
@@ -150,25 +153,21 @@ def main() -> int:
         manage("seed_demo", env=env)
 
         manage_py = [PY, "manage.py"]
-        for i in range(run_workers):
+        for i in range(platform.RUN_WORKERS):
             supervisor.add(f"worker runs #{i + 1}", "workers", spawner([*manage_py, "rqworker", "runs"], env))
         supervisor.add("worker judge", "workers", spawner([*manage_py, "rqworker", "judge"], env))
         supervisor.add("worker default", "workers", spawner([*manage_py, "rqworker", "default"], env))
-        started.append(f"RQ workers: runs x{run_workers}, judge x1, default x1")
-        reapers = [
-            ("run reaper", ["reap_runs", "--loop", "--interval", "30"], "marks runs whose worker died, every 30 s"),
-            ("judgment reaper", ["reap_judgments", "--loop"], "fails judgments whose worker died, every 60 s"),
-            ("sandbox reaper", ["sandbox_reaper", "--loop"], "removes orphaned sandboxes, every 60 s"),
-        ]
-        for name, args, what in reapers:
-            supervisor.add(name, "housekeeping", spawner([*manage_py, *args], env))
-            started.append(f"{name} ({what})")
+        started.append(f"RQ workers: runs x{platform.RUN_WORKERS}, judge x1, default x1")
+        supervisor.add("housekeeping", "housekeeping", spawner([*manage_py, "housekeeping"], env))
+        started.append("housekeeping: reap_runs every 30 s, reap_judgments and sandbox_reaper every 60 s")
 
+        # One listening socket, bound here, shared by every web process (see deploy/README.md).
         web_socket = listen(HOST, PORT)
         fd = web_socket.fileno()
         daphne = [PY, "-m", "daphne", "--fd", str(fd), "--proxy-headers", "config.asgi:application"]
-        supervisor.add("web", "web", spawner(daphne, env, pass_fds=(fd,)))
-        started.append(f"daphne (HTTP + websockets) on {HOST}:{PORT}")
+        for i in range(platform.WEB_PROCESSES):
+            supervisor.add(f"web #{i + 1}", "web", spawner(daphne, env, pass_fds=(fd,)))
+        started.append(f"daphne x{platform.WEB_PROCESSES} (HTTP + websockets) on {HOST}:{PORT}")
         if not wait_http(HOST, PORT, timeout=60):
             log("the web process did not answer within 60 s; still supervising (see its output above)")
         print(f"\n  Referee is running at http://{HOST}:{PORT}/\n", flush=True)

@@ -1,5 +1,5 @@
-"""`scripts/up.py` for real: kill -9 a worker, Redis and the web process; the supervisor restarts each,
-/healthz says degraded and then ok, and only SIGTERM stops everything."""
+"""`scripts/up.py` for real: kill -9 a worker, Redis and a web process; the supervisor restarts each,
+/healthz says degraded and then ok, two web processes share one port, and only SIGTERM stops it."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def platform(tmp_path: Path):
     problem = _bwrap_problem()
     if problem:  # the platform runs its sandboxes on bwrap here (quick baselines, no image needed)
         pytest.skip(f"bubblewrap unusable here: {problem}")
-    running = Platform(tmp_path / "var", SANDBOX_BACKEND="bwrap").start()
+    running = Platform(tmp_path / "var", SANDBOX_BACKEND="bwrap", WEB_PROCESSES="2").start()
     yield running
     running.stop()
 
@@ -70,11 +70,21 @@ def test_it_restarts_what_dies_and_stops_only_on_sigterm(platform: Platform) -> 
     platform.wait_health("ok", timeout=30)
     assert "redis restarted" in platform.log
 
-    web = platform.child_pid("web")
-    os.kill(web, signal.SIGKILL)
-    platform.wait_for("web restarted", timeout=30)
-    platform.wait_health("ok", timeout=30)  # the same port, served by the new process
-    assert platform.child_pid("web") != web
+    # Two web processes accept on one port: with one of them frozen, the other serves.
+    first, second = platform.child_pid("web #1"), platform.child_pid("web #2")
+    os.kill(first, signal.SIGSTOP)
+    try:
+        for _ in range(5):
+            assert platform.health(timeout=10)[1]["status"] == "ok"
+    finally:
+        os.kill(first, signal.SIGCONT)
+    os.kill(first, signal.SIGKILL)
+    report = platform.wait_health("degraded", timeout=10)  # answered by web #2 meanwhile
+    assert report["supervisor"]["error"] == "restarting: web #1"
+    platform.wait_health("ok", timeout=30)
+    assert "web #1 restarted" in platform.log
+    assert platform.child_pid("web #1") != first and platform.child_pid("web #2") == second
+    assert "housekeeping: reap_runs every 30 s" in platform.log  # the sweeps run, in one process
 
     children = [child["pid"] for child in platform.state()["children"].values()]
     assert platform.proc is not None and platform.proc.poll() is None  # none of it stopped the platform
