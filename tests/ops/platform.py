@@ -1,4 +1,5 @@
-"""`scripts/up.py` started for real by a test: its own var dir and ports, its log collected."""
+"""`scripts/up.py` started for real (by a test, or bench/footprint.py for another checkout too): its own
+var dir and ports, its log collected."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ READY = "Referee is running at"
 
 
 class Platform:
-    def __init__(self, var_dir: Path, **env: str) -> None:
+    def __init__(self, var_dir: Path, *, root: Path = ROOT, **env: str) -> None:
+        self.root = root
         self.var_dir = var_dir
         self.port = free_port()
         self.env = {**os.environ, "REFEREE_VAR_DIR": str(var_dir), "REFEREE_PORT": str(self.port)}
@@ -38,8 +40,8 @@ class Platform:
     # -- life ----------------------------------------------------------------------------------
     def start(self, *, timeout: float = 300) -> Platform:
         self.proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "scripts" / "up.py")],
-            cwd=ROOT,
+            [sys.executable, str(self.root / "scripts" / "up.py")],
+            cwd=self.root,
             env=self.env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -122,8 +124,8 @@ class Platform:
         """A management command run by hand in another shell: no REDIS_URL, the platform's var dir."""
         child_env = {k: v for k, v in self.env.items() if k != "REDIS_URL"}
         return subprocess.run(
-            [sys.executable, str(ROOT / "manage.py"), *args],
-            cwd=ROOT,
+            [sys.executable, str(self.root / "manage.py"), *args],
+            cwd=self.root,
             env={**child_env, **env},
             capture_output=True,
             text=True,
