@@ -64,6 +64,11 @@ def check_sandbox() -> dict[str, Any]:
     except Exception as exc:
         return {"ok": False, "error": str(exc), "backend": settings.SANDBOX_BACKEND}
     info["ok"] = bool(info.get("available"))
+    from sandbox.provision import remembered
+
+    chosen = remembered(settings.VAR_DIR)  # what `make up` chose for this machine, and why
+    if chosen and chosen.get("backend") == info.get("backend"):
+        info["chosen"] = {key: chosen.get(key) for key in ("reason", "chosen_at")}
     return info
 
 

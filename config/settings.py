@@ -6,6 +6,7 @@ value read from the environment goes through a strict parser in config.env.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 from pathlib import Path
@@ -168,7 +169,28 @@ CHANNEL_LAYERS = {
 }
 
 # Sandboxes.
-SANDBOX_BACKEND = env_choice("SANDBOX_BACKEND", "docker", ("docker", "bwrap", "local"))
+# SANDBOX_BACKEND wins; else the backend that `make up` chose for this machine and remembered in
+# var/sandbox_backend.json (sandbox/choice.py says why); else docker.
+SANDBOX_CHOICE_FILE = VAR_DIR / "sandbox_backend.json"
+
+
+def _sandbox_backend() -> str:
+    choices = ("docker", "bwrap", "local")
+    if env_str("SANDBOX_BACKEND", ""):
+        return env_choice("SANDBOX_BACKEND", "docker", choices)
+    try:
+        remembered = json.loads(SANDBOX_CHOICE_FILE.read_text()).get("backend")
+    except (OSError, ValueError, AttributeError):
+        remembered = None
+    if not remembered:
+        return "docker"
+    try:
+        return env_choice("SANDBOX_BACKEND", "docker", choices, {"SANDBOX_BACKEND": str(remembered)})
+    except ImproperlyConfigured as exc:
+        raise ImproperlyConfigured(f"{SANDBOX_CHOICE_FILE} (written by make up): {exc}") from None
+
+
+SANDBOX_BACKEND = _sandbox_backend()
 SANDBOX_ALLOW_LOCAL = env_bool("SANDBOX_ALLOW_LOCAL", False)
 SANDBOX_IMAGE = env_str("SANDBOX_IMAGE", "")
 SANDBOX_MEMORY_MB = env_size_mb("SANDBOX_MEMORY", 2048)

@@ -60,9 +60,52 @@ def manage(*args: str, env: dict[str, str]) -> None:
     subprocess.run([PY, "manage.py", *args], cwd=BASE, env=env, check=True)
 
 
-def docker_engine_up() -> bool:
-    """An engine socket to talk to (the Docker SDK needs no CLI)."""
-    return bool(os.environ.get("DOCKER_HOST")) or Path("/var/run/docker.sock").exists()
+def build_image(env: dict[str, str], method: str | None) -> bool:
+    log("building the sandbox image (first start only: a few minutes; reused while its inputs are unchanged) ...")
+    args = [PY, "manage.py", "build_sandbox_image", *(["--method", method] if method else [])]
+    return subprocess.run(args, cwd=BASE, env=env).returncode == 0
+
+
+def sandbox_setup(env: dict[str, str]) -> bool:
+    """Choose the sandbox backend for this machine (sandbox/choice.py), make what it needs, say
+    which and why, and remember it in var/; False when no sandbox can run here (make up stops)."""
+    from dataclasses import replace
+
+    from sandbox import provision
+    from sandbox.choice import BWRAP, DOCKER, Choice, choose
+
+    given = env.get("SANDBOX_BACKEND", "").strip()
+    if given:
+        log(f"sandbox backend: {given} (SANDBOX_BACKEND is set, so nothing is chosen or installed)")
+        provision.remember(Choice(given, "SANDBOX_BACKEND is set"), VAR)
+        if given == DOCKER and provision.engine()[0] and not build_image(env, None):
+            log("the sandbox image could not be built; runs will fail with that reason until it is (see above)")
+        return True
+    machine = provision.probe_machine(environ=env)
+    choice = choose(machine)
+    if choice.steps:
+        log(f"{choice.reason}; first: {', '.join(choice.steps)}")
+        try:
+            provision.apply_steps(choice, log, var_dir=VAR)
+        except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:
+            log(f"that did not work ({exc}); choosing again without installing or starting anything")
+            machine = replace(provision.probe_machine(environ=env), installs_allowed=False, dockerd=False)
+            choice = choose(machine)
+    if choice.backend == DOCKER and choice.image and not build_image(env, choice.image):
+        choice = choose(replace(machine, engine=True, image=False, build_failed=choice.image))
+    provision.remember(choice, VAR)
+    if choice.backend is None:
+        log(f"no sandbox can run on this machine: {choice.reason}.")
+        log(f"To give it one, run:  {choice.command}")
+        log("(or SANDBOX_BACKEND=local SANDBOX_ALLOW_LOCAL=true make up, unisolated, for development only)")
+        return False
+    log(f"sandbox backend: {choice.backend}, because {choice.reason} (kept in {VAR / provision.CHOICE_FILE})")
+    if choice.backend == BWRAP:
+        from sandbox import backend_info
+
+        log(f"bubblewrap's limits, weaker than Docker's: {backend_info(BWRAP)['isolation']}")
+    env["SANDBOX_BACKEND"] = choice.backend
+    return True
 
 
 def spawner(args: list[str], env: dict[str, str], pass_fds: tuple[int, ...] = ()):
@@ -135,20 +178,13 @@ def main() -> int:
             wrote_redis_url = True
             started.append(f"Redis: started on 127.0.0.1:{redis_port}, data in {data_dir} (URL in {REDIS_URL_FILE})")
 
+        if not sandbox_setup(env):
+            return 1
         log("migrating the database ...")
         manage("migrate", "--noinput", env=env)
         manage("vendor_static", env=env)
         manage("collectstatic", "--noinput", "-v", "0", env=env)
         manage("ensure_admin", env=env)
-        if env.get("SANDBOX_BACKEND", "docker") == "docker" and docker_engine_up():
-            log(
-                "building the sandbox image (first start only: about 2 minutes; reused while its inputs are unchanged) ..."
-            )
-            built = subprocess.run([PY, "manage.py", "build_sandbox_image"], cwd=BASE, env=env)
-            if built.returncode != 0:
-                log("the sandbox image could not be built; runs will fail with that reason until it is (see above)")
-        elif env.get("SANDBOX_BACKEND", "docker") == "docker":
-            log("no Docker engine is reachable: agent runs and baselines will report the sandbox as unavailable")
         log("loading demo data (built-in tasks, released MLGym / MLR-Bench data when present) ...")
         manage("seed_demo", env=env)
 

@@ -28,8 +28,8 @@ class Platform:
         self.port = free_port()
         self.env = {**os.environ, "REFEREE_VAR_DIR": str(var_dir), "REFEREE_PORT": str(self.port)}
         self.env["REFEREE_REDIS_PORT"] = str(free_port())
-        # The test session's Redis, database and channel prefix are not this platform's.
-        for name in ("REDIS_URL", "DATABASE_URL", "CHANNEL_PREFIX", "DJANGO_SETTINGS_MODULE"):
+        # The test session's Redis, database, channel prefix and sandbox backend are not this platform's.
+        for name in ("REDIS_URL", "DATABASE_URL", "CHANNEL_PREFIX", "DJANGO_SETTINGS_MODULE", "SANDBOX_BACKEND"):
             self.env.pop(name, None)
         # No released data to import: the platform is what is under test, and seeding it costs minutes.
         self.env.update({"MLGYM_DIR": "/nonexistent", "MLRBENCH_DIR": "/nonexistent", "PYTHONUNBUFFERED": "1"})

@@ -30,6 +30,11 @@ def test_browser_runs():
 
 def test_plain_skip():
     pytest.skip("nothing to do with a real part")
+
+@pytest.mark.docker
+@pytest.mark.registry
+def test_registry_unreachable():
+    pytest.skip("no container registry answers here")
 """
 
 
@@ -53,12 +58,12 @@ def test_it_fails_the_run_on_a_skipped_docker_or_shared_data_test_in_ci(tmp_path
     out = result.stdout
     assert "CI=true: a skipped docker test is a failure. It was skipped because: no Docker engine reachable" in out
     assert "CI=true: a skipped shared_data test is a failure" in out and "/nonexistent/mlgym/configs" in out
-    assert "SKIPPED [1] test_suite.py" in out  # the plain skip stays a skip
-    assert "docker 0, bwrap 1, browser 1, shared-data 0, postgres 0 (of 2 tests executed) [CI=true]" in out
+    assert "SKIPPED [1] test_suite.py" in out and "no container registry answers here" in out  # skips stay skips
+    assert "docker 0, bwrap 1, browser 1, shared-data 0, registry 0, postgres 0 (of 2 tests executed) [CI=true]" in out
 
 
 def test_it_only_skips_outside_ci_and_still_counts(tmp_path: Path) -> None:
     result = _pytest(tmp_path, ci=False)
     assert result.returncode == 0, result.stdout
-    assert "2 passed, 3 skipped" in result.stdout
-    assert "docker 0, bwrap 1, browser 1, shared-data 0, postgres 0 (of 2 tests executed)" in result.stdout
+    assert "2 passed, 4 skipped" in result.stdout
+    assert "docker 0, bwrap 1, browser 1, shared-data 0, registry 0, postgres 0 (of 2 tests executed)" in result.stdout
