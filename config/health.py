@@ -4,7 +4,6 @@ supervisor is restarting the process behind it, or a child is restarting) or dow
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from django.conf import settings
@@ -72,28 +71,16 @@ def check_sandbox() -> dict[str, Any]:
     return info
 
 
-def _alive(pid: object) -> bool:
-    if not isinstance(pid, int):
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def check_supervisor() -> dict[str, Any] | None:
     """What `make up` says of its children; None where the platform runs without it (systemd)."""
-    from config.supervisor import RUNNING, read_state, state_file
+    from config.supervisor import RUNNING, pid_alive, read_state, state_file
 
     state = read_state(state_file(settings.VAR_DIR))
     if state is None:
         return None
     children = state["children"]
     for child in children.values():
-        if child["state"] == RUNNING and not _alive(child.get("pid")):
+        if child["state"] == RUNNING and not pid_alive(child.get("pid")):
             child["state"] = "restarting"  # died since the supervisor last looked (it looks 5 times a second)
     restarting = sorted(name for name, child in children.items() if child["state"] != RUNNING)
     result: dict[str, Any] = {"ok": not restarting, "children": children}

@@ -197,13 +197,22 @@ class Supervisor:
         self.log("all stopped")
 
 
+def pid_alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, under another user
+    return True
+
+
 def read_state(path: Path) -> dict[str, Any] | None:
     """The state a live supervisor wrote, or None (no file, unreadable, or its supervisor is gone)."""
     try:
         state = json.loads(path.read_text())
-        os.kill(int(state["pid"]), 0)
-    except PermissionError:
-        return state  # alive, under another user
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError):
         return None
-    return state
+    return state if isinstance(state, dict) and pid_alive(state.get("pid")) else None

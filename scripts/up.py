@@ -25,7 +25,7 @@ from django.core.exceptions import ImproperlyConfigured  # noqa: E402
 
 from config.env import env_int  # noqa: E402
 from config.redis_server import free_port, port_open, start_redis  # noqa: E402
-from config.supervisor import Supervisor, state_file  # noqa: E402
+from config.supervisor import Supervisor, pid_alive, state_file  # noqa: E402
 
 PY = sys.executable
 VAR = Path(os.environ.get("REFEREE_VAR_DIR", BASE / "var"))
@@ -47,13 +47,7 @@ def already_running() -> int | None:
         pid = int(PIDFILE.read_text().strip())
     except (FileNotFoundError, ValueError):
         return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        return pid
-    return pid
+    return pid if pid_alive(pid) else None
 
 
 def manage(*args: str, env: dict[str, str]) -> None:

@@ -21,6 +21,14 @@ ROOT = Path(__file__).resolve().parents[2]
 READY = "Referee is running at"
 
 
+def running(pid: int) -> bool:
+    """Running, not merely a zombie waiting for whoever inherited it to reap it."""
+    try:
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+
+
 class Platform:
     def __init__(self, var_dir: Path, *, root: Path = ROOT, **env: str) -> None:
         self.root = root

@@ -14,19 +14,14 @@ from pathlib import Path
 import pytest
 
 from config.supervisor import MAX_BACKOFF, Supervisor, backoff
+from tests.ops.platform import running
 
 
 def _spawn(*args: str) -> Callable[[], subprocess.Popen]:
     return lambda: subprocess.Popen(list(args), start_new_session=True)
 
 
-def _alive(pid: int) -> bool:
-    """Running, not merely a zombie waiting for whoever inherited it to reap it."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return False
-    return "\nState:\tZ" not in status
+_alive = running
 
 
 def _poll_until(supervisor: Supervisor, condition: Callable[[], bool], timeout: float = 20) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ops.platform import Platform
+from tests.ops.platform import Platform, running
 
 pytestmark = [pytest.mark.slow, pytest.mark.bwrap]
 
@@ -28,13 +28,6 @@ def platform(tmp_path: Path):
     running = Platform(tmp_path / "var", SANDBOX_BACKEND="bwrap", WEB_PROCESSES="2").start()
     yield running
     running.stop()
-
-
-def _running(pid: int) -> bool:
-    try:
-        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return False
 
 
 FIND_PLATFORM = """
@@ -90,5 +83,5 @@ def test_it_restarts_what_dies_and_stops_only_on_sigterm(platform: Platform) -> 
     assert platform.proc is not None and platform.proc.poll() is None  # none of it stopped the platform
     assert platform.stop() == 0
     assert "all stopped" in platform.log
-    assert not any(_running(pid) for pid in children)
+    assert not any(running(pid) for pid in children)
     assert not (platform.var_dir / "redis_url").exists() and not (platform.var_dir / "up" / "state.json").exists()
