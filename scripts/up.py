@@ -156,7 +156,7 @@ def main() -> int:
     wrote_redis_url = False
     try:
         # Every setting, strictly parsed, before anything starts: a typo stops here with its name.
-        from config import settings as platform
+        from config import settings as referee_settings
 
         if env.get("REDIS_URL"):
             started.append(f"Redis: using {env['REDIS_URL']} (from REDIS_URL)")
@@ -183,11 +183,11 @@ def main() -> int:
         manage("seed_demo", env=env)
 
         manage_py = [PY, "manage.py"]
-        for i in range(platform.RUN_WORKERS):
+        for i in range(referee_settings.RUN_WORKERS):
             supervisor.add(f"worker runs #{i + 1}", "workers", spawner([*manage_py, "rqworker", "runs"], env))
         supervisor.add("worker judge", "workers", spawner([*manage_py, "rqworker", "judge"], env))
         supervisor.add("worker default", "workers", spawner([*manage_py, "rqworker", "default"], env))
-        started.append(f"RQ workers: runs x{platform.RUN_WORKERS}, judge x1, default x1")
+        started.append(f"RQ workers: runs x{referee_settings.RUN_WORKERS}, judge x1, default x1")
         supervisor.add("housekeeping", "housekeeping", spawner([*manage_py, "housekeeping"], env))
         started.append("housekeeping: reap_runs every 30 s, reap_judgments and sandbox_reaper every 60 s")
 
@@ -195,9 +195,9 @@ def main() -> int:
         web_socket = listen(HOST, PORT)
         fd = web_socket.fileno()
         daphne = [PY, "-m", "daphne", "--fd", str(fd), "--proxy-headers", "config.asgi:application"]
-        for i in range(platform.WEB_PROCESSES):
+        for i in range(referee_settings.WEB_PROCESSES):
             supervisor.add(f"web #{i + 1}", "web", spawner(daphne, env, pass_fds=(fd,)))
-        started.append(f"daphne x{platform.WEB_PROCESSES} (HTTP + websockets) on {HOST}:{PORT}")
+        started.append(f"daphne x{referee_settings.WEB_PROCESSES} (HTTP + websockets) on {HOST}:{PORT}")
         if not wait_http(HOST, PORT, timeout=60):
             log("the web process did not answer within 60 s; still supervising (see its output above)")
         print(f"\n  Referee is running at http://{HOST}:{PORT}/\n", flush=True)
