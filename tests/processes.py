@@ -9,6 +9,7 @@ production default); `rows()` reads it with plain SQL.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import sqlite3
@@ -45,6 +46,7 @@ def _migrated_sqlite() -> Path:
     global _template
     if _template is None:
         var = Path(tempfile.mkdtemp(prefix="referee-test-procdb-"))
+        atexit.register(shutil.rmtree, var, ignore_errors=True)  # the session's template goes with it
         env = {**os.environ, "REFEREE_VAR_DIR": str(var), "DJANGO_SETTINGS_MODULE": "config.settings"}
         env.pop("DATABASE_URL", None)
         subprocess.run([*MANAGE, "migrate", "-v0"], cwd=ROOT, env=env, check=True)
