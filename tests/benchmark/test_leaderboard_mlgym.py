@@ -13,9 +13,17 @@ from benchmark.leaderboards import runs_leaderboard
 from benchmark.mlgym_results import PUBLISHED_MODELS
 from benchmark.models import Run, Score, Step, Task
 from benchmark.scoring import BASELINE, Scoring
-from tests.benchmark.test_aup_command import COMPUTED_AUP, PUBLISHED_AUP, folder, mlgym_results_dir, write_run
+from tests.benchmark.test_aup_command import (
+    COMPUTED_AUP,
+    PUBLISHED_AUP,
+    folder,
+    mlgym_results_dir,
+    needs_mlgym_results,
+    write_run,
+)
 
 
+@needs_mlgym_results
 def test_it_imports_every_released_result_once_and_reproduces_the_published_aup(db):
     out = StringIO()
     call_command("import_mlgym_results", str(mlgym_results_dir()), stdout=out, stderr=StringIO())

@@ -21,7 +21,7 @@ from benchmark.tasks import (
 )
 
 MLGYM_DIR = Path(settings.MLGYM_DIR or Path(settings.BASE_DIR).parent / "shared" / "mlgym")
-needs_mlgym = pytest.mark.skipif(not (MLGYM_DIR / "configs").is_dir(), reason=f"MLGym data not at {MLGYM_DIR}")
+needs_mlgym = pytest.mark.shared_data(MLGYM_DIR / "configs")
 
 GOOD_YAML = """\
 title: Tiny task
