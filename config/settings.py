@@ -215,6 +215,10 @@ SANDBOX_PIDS = env_int("SANDBOX_PIDS", 256, minimum=16)
 SANDBOX_DISK_MB = env_size_mb("SANDBOX_DISK", 2048)
 # Loop-mounted workspace disks (root workers): on real disk, never on tmpfs (see sandbox/disk.py).
 SANDBOX_DISK_DIR = env_str("SANDBOX_DISK_DIR", "")
+# bwrap sandboxes see the host's /usr unless this names a root filesystem to use instead (e.g. the
+# debootstrap rootfs of the sandbox image under var/sandbox-image/<hash>/rootfs).
+SANDBOX_BWRAP_ROOTFS = env_str("SANDBOX_BWRAP_ROOTFS", "") or None
+SANDBOX_TMP_MB = env_size_mb("SANDBOX_TMP", 256)
 
 # LLM providers. Calls go to the model endpoints admins register (benchmark.llm.endpoints); these
 # base URLs only seed the default endpoints (benchmark.llm.seed). The keys are not settings: an
