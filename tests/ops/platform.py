@@ -3,14 +3,18 @@ var dir and ports, its log collected."""
 
 from __future__ import annotations
 
+import http.cookiejar
 import json
 import os
+import re
+import secrets
 import signal
 import subprocess
 import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -41,7 +45,11 @@ class Platform:
             self.env.pop(name, None)
         # No released data to import: the platform is what is under test, and seeding it costs minutes.
         self.env.update({"MLGYM_DIR": "/nonexistent", "MLRBENCH_DIR": "/nonexistent", "PYTHONUNBUFFERED": "1"})
+        # /healthz shows its parts to admins only: the test signs in as the platform's admin.
+        self.admin_password = secrets.token_urlsafe(16)
+        self.env["REFEREE_ADMIN_PASSWORD"] = self.admin_password
         self.env.update(env)
+        self._opener: urllib.request.OpenerDirector | None = None
         self.lines: list[str] = []
         self.proc: subprocess.Popen[str] | None = None
 
@@ -94,9 +102,29 @@ class Platform:
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"
 
+    def admin(self, timeout: float = 10) -> urllib.request.OpenerDirector:
+        """An HTTP client signed in as the platform's admin (through the login form, as a person would)."""
+        if self._opener is None:
+            jar = http.cookiejar.CookieJar()
+            opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+            page = opener.open(self.url("/accounts/login/"), timeout=timeout).read().decode()
+            token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+            form = {"username": "admin", "password": self.admin_password, "csrfmiddlewaretoken": token}
+            request = urllib.request.Request(
+                self.url("/accounts/login/"),
+                data=urllib.parse.urlencode(form).encode(),
+                headers={"Referer": self.url("/")},
+            )
+            opener.open(request, timeout=timeout).read()
+            if not any(cookie.name == "sessionid" for cookie in jar):
+                raise AssertionError("could not sign in as the platform's admin")
+            self._opener = opener
+        return self._opener
+
     def health(self, timeout: float = 10) -> tuple[int, dict[str, Any]]:
+        """/healthz as the admin sees it (every part)."""
         try:
-            with urllib.request.urlopen(self.url("/healthz"), timeout=timeout) as response:
+            with self.admin(timeout).open(self.url("/healthz"), timeout=timeout) as response:
                 return response.status, json.loads(response.read())
         except urllib.error.HTTPError as exc:
             return exc.code, json.loads(exc.read())

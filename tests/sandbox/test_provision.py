@@ -83,7 +83,7 @@ def test_it_shows_the_chosen_backend_and_why_on_healthz_and_the_overview(client_
     settings.VAR_DIR = tmp_path
     settings.SANDBOX_BACKEND = "bwrap"
     provision.remember(Choice(BWRAP, "no Docker engine answers; bubblewrap isolates the agents instead"), tmp_path)
-    sandbox = client_for(None).get(reverse("healthz")).json()["sandbox"]
+    sandbox = client_for(admin_user).get(reverse("healthz")).json()["sandbox"]
     assert sandbox["backend"] == "bwrap"
     assert sandbox["chosen"]["reason"] == "no Docker engine answers; bubblewrap isolates the agents instead"
     page = client_for(admin_user).get(reverse("home")).content.decode()
