@@ -5,6 +5,7 @@ A list of small steps, each taking the output stream; add a step to add demo dat
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TextIO
 
@@ -19,6 +20,18 @@ def builtin_tasks_sync(stdout: TextIO) -> None:
     stdout.write(f"  built-in tasks: {len(tasks)} current")
     for error in errors:
         stdout.write(f"  ! {error}")
+
+
+def missing_package_reason(error: str, info: dict) -> str:
+    """Said first when a baseline failed for want of a package that only the Docker image has."""
+    missing = re.search(r"No module named '([\w.]+)'", error)
+    if not missing or info.get("backend") != "bwrap":
+        return ""
+    return (
+        f"not computed here: the bwrap sandbox runs this machine's own Python, which has no "
+        f"{missing.group(1)} (the Docker sandbox image has every package the built-in tasks need; "
+        "with a Docker engine, or SANDBOX_BWRAP_ROOTFS pointing at the image's root filesystem, it runs)"
+    )
 
 
 def builtin_baselines_compute(stdout: TextIO) -> None:
@@ -37,6 +50,11 @@ def builtin_baselines_compute(stdout: TextIO) -> None:
             stdout.write(f"  ! {task.slug}: no baseline, sandbox unavailable")
             continue
         scores = baseline_compute(task=task)
+        plain = missing_package_reason(scores.get("error", ""), info)
+        if plain:
+            scores["error"] = f"{plain}\n\n{scores['error']}"
+            task.baseline_scores = scores
+            task.save(update_fields=["baseline_scores"])
         if scores.get("error"):
             stdout.write(f"  ! {task.slug}: baseline failed: {scores['error'][:300]}")
         else:
@@ -74,7 +92,7 @@ def mlgym_trajectories_import(stdout: TextIO) -> None:
     if not root.is_dir():
         stdout.write("  MLGym trajectories: skipped (MLGYM_DIR not set)")
         return
-    from benchmark.management.commands.import_mlgym_traj import traj_import_paths
+    from benchmark.runs.trajectories import traj_import_paths
 
     traj_import_paths(paths=[str(root)], stdout=stdout)
 

@@ -1,4 +1,6 @@
-"""The checks behind /healthz: database, Redis, live RQ workers per queue, sandbox backend."""
+"""The checks behind /healthz: database, Redis, live RQ workers per queue, sandbox backend, and the
+children of `make up`'s supervisor. `status` is ok, degraded (a part is down only because the
+supervisor is restarting the process behind it, or a child is restarting) or down."""
 
 from __future__ import annotations
 
@@ -61,7 +63,50 @@ def check_sandbox() -> dict[str, Any]:
     except Exception as exc:
         return {"ok": False, "error": str(exc), "backend": settings.SANDBOX_BACKEND}
     info["ok"] = bool(info.get("available"))
+    from sandbox.provision import remembered
+
+    chosen = remembered(settings.VAR_DIR)  # what `make up` chose for this machine, and why
+    if chosen and chosen.get("backend") == info.get("backend"):
+        info["chosen"] = {key: chosen.get(key) for key in ("reason", "chosen_at")}
     return info
+
+
+def check_supervisor() -> dict[str, Any] | None:
+    """What `make up` says of its children; None where the platform runs without it (systemd)."""
+    from config.supervisor import RUNNING, pid_alive, read_state, state_file
+
+    state = read_state(state_file(settings.VAR_DIR))
+    if state is None:
+        return None
+    children = state["children"]
+    for child in children.values():
+        if child["state"] == RUNNING and not pid_alive(child.get("pid")):
+            child["state"] = "restarting"  # died since the supervisor last looked (it looks 5 times a second)
+    restarting = sorted(name for name, child in children.items() if child["state"] != RUNNING)
+    result: dict[str, Any] = {"ok": not restarting, "children": children}
+    if restarting:
+        result["error"] = f"restarting: {', '.join(restarting)}"
+    return result
+
+
+# The parts of the report that a restarting child of each kind takes away for a moment.
+RESTART_AFFECTS = {"redis": ("redis", "workers"), "workers": ("workers",)}
+
+
+def overall_status(parts: dict[str, dict[str, Any]]) -> str:
+    supervisor = parts.get("supervisor")
+    failing = {name for name, part in parts.items() if not part["ok"] and name != "supervisor"}
+    if not failing:
+        return "ok" if supervisor is None or supervisor["ok"] else "degraded"
+    if supervisor is None:
+        return "down"
+    explained = {
+        affected
+        for child in supervisor["children"].values()
+        if child["state"] != "running"
+        for affected in RESTART_AFFECTS.get(child["part"], ())
+    }
+    return "degraded" if failing <= explained else "down"
 
 
 def health_report() -> dict[str, Any]:
@@ -71,4 +116,7 @@ def health_report() -> dict[str, Any]:
         "workers": check_workers(),
         "sandbox": check_sandbox(),
     }
-    return {"ok": all(part["ok"] for part in parts.values()), **parts}
+    supervisor = check_supervisor()
+    if supervisor is not None:
+        parts["supervisor"] = supervisor
+    return {"ok": all(part["ok"] for part in parts.values()), "status": overall_status(parts), **parts}

@@ -55,8 +55,13 @@ def start_redis(*, data_dir: Path, port: int, persist: bool = True) -> subproces
         "no",
         "--save",
         "60 1" if persist else "",
+        # An append-only file synced every second: a Redis killed and restarted by `make up`
+        # comes back with its queues and the workers' registrations (a snapshot every 60 s
+        # would forget the workers that started since, and /healthz would miss them).
         "--appendonly",
-        "no",
+        "yes" if persist else "no",
+        "--appendfsync",
+        "everysec",
         "--loglevel",
         "warning",
     ]

@@ -6,6 +6,8 @@ value read from the environment goes through a strict parser in config.env.
 
 from __future__ import annotations
 
+import json
+import os
 import secrets
 from pathlib import Path
 
@@ -118,8 +120,30 @@ else:
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Redis: the job queue and the channel layer. `make up` starts one and sets REDIS_URL.
-REDIS_URL = env_url("REDIS_URL", "redis://127.0.0.1:6379/0", schemes=("redis", "rediss", "unix"))
+# Redis: the job queue and the channel layer. `make up` starts one, sets REDIS_URL for its children
+# and writes the URL to var/redis_url, so that a management command run by hand in another shell
+# (REDIS_URL unset) talks to the running platform; without either, a local default server.
+REDIS_URL_FILE = VAR_DIR / "redis_url"
+
+
+def _redis_url() -> str:
+    schemes = ("redis", "rediss", "unix")
+    from_env = env_url("REDIS_URL", None, schemes=schemes)
+    if from_env:
+        return from_env
+    try:
+        started = REDIS_URL_FILE.read_text().strip()
+    except FileNotFoundError:
+        started = ""
+    if not started:
+        return "redis://127.0.0.1:6379/0"
+    try:
+        return str(env_url("REDIS_URL", None, {"REDIS_URL": started}, schemes=schemes))
+    except ImproperlyConfigured as exc:
+        raise ImproperlyConfigured(f"{REDIS_URL_FILE} (written by make up): {exc}") from None
+
+
+REDIS_URL = _redis_url()
 
 RQ_QUEUES = {
     name: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": timeout}
@@ -127,6 +151,8 @@ RQ_QUEUES = {
 }
 RQ_SHOW_ADMIN_LINK = True
 RUN_WORKERS = env_int("RUN_WORKERS", 2, minimum=1, maximum=64)
+# ASGI server processes that `make up` starts on its one port (they share the channel layer).
+WEB_PROCESSES = env_int("WEB_PROCESSES", os.cpu_count() or 1, minimum=1, maximum=64)
 
 # Caches live in each web process. "agreement" holds agreement analyses and rendered reports,
 # keyed by a fingerprint of the campaign's state (review/agreement/cache.py), so an entry is
@@ -159,7 +185,28 @@ CHANNEL_LAYERS = {
 WS_ACCESS_RECHECK_SECONDS = env_float("WS_ACCESS_RECHECK_SECONDS", 60.0, minimum=0.05)
 
 # Sandboxes.
-SANDBOX_BACKEND = env_choice("SANDBOX_BACKEND", "docker", ("docker", "bwrap", "local"))
+# SANDBOX_BACKEND wins; else the backend that `make up` chose for this machine and remembered in
+# var/sandbox_backend.json (sandbox/choice.py says why); else docker.
+SANDBOX_CHOICE_FILE = VAR_DIR / "sandbox_backend.json"
+
+
+def _sandbox_backend() -> str:
+    choices = ("docker", "bwrap", "local")
+    if env_str("SANDBOX_BACKEND", ""):
+        return env_choice("SANDBOX_BACKEND", "docker", choices)
+    try:
+        remembered = json.loads(SANDBOX_CHOICE_FILE.read_text()).get("backend")
+    except (OSError, ValueError, AttributeError):
+        remembered = None
+    if not remembered:
+        return "docker"
+    try:
+        return env_choice("SANDBOX_BACKEND", "docker", choices, {"SANDBOX_BACKEND": str(remembered)})
+    except ImproperlyConfigured as exc:
+        raise ImproperlyConfigured(f"{SANDBOX_CHOICE_FILE} (written by make up): {exc}") from None
+
+
+SANDBOX_BACKEND = _sandbox_backend()
 SANDBOX_ALLOW_LOCAL = env_bool("SANDBOX_ALLOW_LOCAL", False)
 SANDBOX_IMAGE = env_str("SANDBOX_IMAGE", "")
 SANDBOX_MEMORY_MB = env_size_mb("SANDBOX_MEMORY", 2048)
@@ -168,6 +215,10 @@ SANDBOX_PIDS = env_int("SANDBOX_PIDS", 256, minimum=16)
 SANDBOX_DISK_MB = env_size_mb("SANDBOX_DISK", 2048)
 # Loop-mounted workspace disks (root workers): on real disk, never on tmpfs (see sandbox/disk.py).
 SANDBOX_DISK_DIR = env_str("SANDBOX_DISK_DIR", "")
+# bwrap sandboxes see the host's /usr unless this names a root filesystem to use instead (e.g. the
+# debootstrap rootfs of the sandbox image under var/sandbox-image/<hash>/rootfs).
+SANDBOX_BWRAP_ROOTFS = env_str("SANDBOX_BWRAP_ROOTFS", "") or None
+SANDBOX_TMP_MB = env_size_mb("SANDBOX_TMP", 256)
 
 # LLM providers. Calls go to the model endpoints admins register (benchmark.llm.endpoints); these
 # base URLs only seed the default endpoints (benchmark.llm.seed). The keys are not settings: an

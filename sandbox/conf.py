@@ -50,7 +50,7 @@ def image() -> str:
     value = _setting("SANDBOX_IMAGE", None)
     if value:
         return str(value)
-    from sandbox.image import default_tag
+    from sandbox.recipe import default_tag
 
     return default_tag()
 

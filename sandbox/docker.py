@@ -284,3 +284,41 @@ def plain_exec(container_id: str, command: list[str]) -> float:
     result = client().api.exec_create(container_id, command, user=conf.docker_uid())
     client().api.exec_start(result["Id"])
     return time.perf_counter() - started
+
+
+# -- used by sandbox/image.py: the Dockerfile build and the manifest label ---------------------------
+def build_from_dockerfile(context: Path, tag: str, *, labels: dict[str, str], log: Any) -> None:
+    """`docker build` of ``context`` (its FROM needs a registry); the build's output goes to ``log``."""
+    try:
+        _, output = client().images.build(path=str(context), tag=tag, labels=labels, rm=True, forcerm=True)
+    except docker.errors.BuildError as exc:
+        lines = "".join(chunk.get("stream", "") for chunk in exc.build_log)[-3000:]
+        raise SandboxError(f"docker build of {context} failed: {exc.msg}\n{lines}") from exc
+    except docker.errors.APIError as exc:
+        raise SandboxError(f"docker build of {context} failed: {exc}") from exc
+    for chunk in output:
+        if chunk.get("stream", "").strip():
+            log(chunk["stream"].rstrip())
+
+
+def run_in_image(tag: str, command: list[str]) -> str:
+    """Output of ``command`` in a throwaway container of the image: no network, as the sandbox user."""
+    output = client().containers.run(tag, command, remove=True, network_mode="none", user=conf.docker_uid())
+    return output.decode(errors="replace")
+
+
+def image_labels(tag: str) -> dict[str, str]:
+    return dict(client().images.get(tag).labels or {})
+
+
+def add_labels(tag: str, labels: dict[str, str]) -> None:
+    """Give the image more labels, in place: a container of it is committed under the same tag."""
+    repository, _, version = tag.partition(":")
+    quoted = {key: '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"' for key, value in labels.items()}
+    container = client().containers.create(tag, command=["true"], network_mode="none")
+    try:
+        container.commit(
+            repository=repository, tag=version or "latest", changes=[f"LABEL {k}={v}" for k, v in quoted.items()]
+        )
+    finally:
+        container.remove(force=True)

@@ -1,15 +1,18 @@
-"""Build the sandbox image without a registry: debootstrap + wheels + ``docker import``.
+"""Build the sandbox image: ``docker build`` of sandbox/images/Dockerfile where a registry answers
+(no root needed), else offline with debootstrap + wheels + ``docker import`` (root).
 
 The image is tagged ``referee-sandbox:<hash of its inputs>`` (this recipe, the Debian package
 list and the pinned requirements), so it is built once per change and reused afterwards.
 The debootstrap rootfs and the downloaded wheels are cached under ``var/sandbox-image``.
-``sandbox/images/Dockerfile`` builds the same content for users who have a registry.
+Either way the image ends with its manifest in the label ``referee.sandbox.manifest`` (Python
+version, Python packages, commands), read from the finished image itself, so the two builds can
+be compared: they must hold the same package set.
 """
 
 from __future__ import annotations
 
 import fcntl
-import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -19,32 +22,22 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sandbox import conf
-
-IMAGES_DIR = Path(__file__).resolve().parent / "images"
-REQUIREMENTS = IMAGES_DIR / "requirements.txt"
-# What is removed from the image (bundled datasets the hidden splits come from) and why; the
-# same prune.py runs in both builders and writes the image's manifest to MANIFEST_PATH.
-PRUNE_SPEC = IMAGES_DIR / "manifest.json"
-PRUNE_SCRIPT = IMAGES_DIR / "prune.py"
-MANIFEST_PATH = "/etc/referee-sandbox/manifest.json"
-REPOSITORY = "referee-sandbox"
-SUITE = "bookworm"
-MIRROR = os.environ.get("SANDBOX_DEBIAN_MIRROR", "http://deb.debian.org/debian")
-# Debian packages beyond minbase: the interpreter (3.11 on bookworm), venv for pip, and procps
-# so that agents (and our tests) can see their processes.
-DEBIAN_PACKAGES = ("python3", "python3-venv", "procps")
-PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64", "any")
-USER_UID = 1000
-# Bump when the steps below change what ends up in the image.
-RECIPE_VERSION = "4"
-PATH_ENV = "/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-CHANGES = (
-    f"ENV PATH={PATH_ENV}",
-    "ENV LANG=C.UTF-8",
-    "ENV HOME=/workspace",
-    f"USER {USER_UID}:{USER_UID}",
-    "WORKDIR /workspace",
-    'CMD ["/bin/bash"]',
+from sandbox.base import LABEL
+from sandbox.recipe import (
+    CHANGES,
+    DEBIAN_PACKAGES,
+    IMAGES_DIR,
+    MANIFEST_PATH,
+    MIRROR,
+    PLATFORMS,
+    PRUNE_SCRIPT,
+    PRUNE_SPEC,
+    REQUIREMENTS,
+    SUITE,
+    USER_UID,
+    default_tag,
+    inputs_hash,
+    requirement_lines,
 )
 
 Log = Callable[[str], None]
@@ -52,28 +45,6 @@ Log = Callable[[str], None]
 
 class ImageBuildError(RuntimeError):
     pass
-
-
-def inputs_hash() -> str:
-    digest = hashlib.sha256()
-    for part in (RECIPE_VERSION, SUITE, " ".join(DEBIAN_PACKAGES), " ".join(CHANGES)):
-        digest.update(part.encode() + b"\0")
-    for path in (REQUIREMENTS, PRUNE_SPEC, PRUNE_SCRIPT):
-        digest.update(path.read_bytes() + b"\0")
-    return digest.hexdigest()[:12]
-
-
-def default_tag() -> str:
-    return f"{REPOSITORY}:{inputs_hash()}"
-
-
-def requirement_lines() -> list[str]:
-    lines = []
-    for raw in REQUIREMENTS.read_text().splitlines():
-        line = raw.split("#", 1)[0].strip()
-        if line:
-            lines.append(line)
-    return lines
 
 
 def _run(cmd: list[str], log: Log, **kwargs: object) -> None:
@@ -195,16 +166,85 @@ def cached_rootfs() -> Path | None:
     return workdir / "rootfs" if (workdir / ".done-finish").exists() else None
 
 
-def build_image(*, force: bool = False, log: Log = print) -> str:
-    """Return the tag of the sandbox image, building and importing it if it is missing."""
+DOCKERFILE, DEBOOTSTRAP = "dockerfile", "debootstrap"
+MANIFEST_LABEL = "referee.sandbox.manifest"
+BUILT_BY_LABEL = "referee.sandbox.built-by"  # dockerfile or debootstrap
+# Run with the image's own Python: what is installed, said the same way for both builds. pip,
+# setuptools and wheel are the venv's tooling (each Python brings its own), not the package set.
+MANIFEST_SCRIPT = """
+import importlib.metadata, json, re, shutil, sys
+tooling = {"pip", "setuptools", "wheel"}
+names = {re.sub(r"[-_.]+", "-", d.metadata["Name"]).lower(): d.version for d in importlib.metadata.distributions()}
+print(json.dumps({
+    "python": "%d.%d" % sys.version_info[:2],
+    "python_packages": sorted(f"{n}=={v}" for n, v in names.items() if n not in tooling),
+    "commands": sorted(c for c in ("bash", "ps", "python3") if shutil.which(c)),
+}, sort_keys=True))
+"""
+
+
+def build_method() -> str:
+    """The Dockerfile where a registry answers (no root needed), else debootstrap (root)."""
+    from sandbox.provision import registry_answers
+
+    if registry_answers():
+        return DOCKERFILE
+    if os.geteuid() != 0:
+        raise ImageBuildError(
+            "no container registry answers for `docker build` of sandbox/images/Dockerfile, and the offline "
+            "build (debootstrap and chroot) needs root: run `sudo .venv/bin/python manage.py build_sandbox_image`"
+        )
+    return DEBOOTSTRAP
+
+
+def image_manifest(tag: str) -> dict | None:
+    """The manifest the image carries in its label, None if it has none."""
+    from sandbox import docker as sandbox_docker
+
+    raw = sandbox_docker.image_labels(tag).get(MANIFEST_LABEL)
+    return json.loads(raw) if raw else None
+
+
+def measure_manifest(tag: str) -> dict:
+    """The manifest read from inside the image, now."""
+    from sandbox import docker as sandbox_docker
+
+    return json.loads(sandbox_docker.run_in_image(tag, ["/opt/venv/bin/python", "-I", "-c", MANIFEST_SCRIPT]))
+
+
+def label_manifest(tag: str, log: Log, *, built_by: str) -> dict:
+    from sandbox import docker as sandbox_docker
+
+    manifest = measure_manifest(tag)
+    labels = {MANIFEST_LABEL: json.dumps(manifest, sort_keys=True), BUILT_BY_LABEL: built_by}
+    sandbox_docker.add_labels(tag, labels)
+    log(f"manifest: Python {manifest['python']}, {len(manifest['python_packages'])} packages (label {MANIFEST_LABEL})")
+    return manifest
+
+
+def build_with_dockerfile(tag: str, log: Log) -> str:
+    from sandbox import docker as sandbox_docker
+
+    started = time.monotonic()
+    labels = {f"{LABEL}.inputs": inputs_hash()}
+    sandbox_docker.build_from_dockerfile(IMAGES_DIR, tag, labels=labels, log=log)
+    log(f"docker build {tag}: {time.monotonic() - started:.1f}s")
+    label_manifest(tag, log, built_by=DOCKERFILE)
+    return tag
+
+
+def build_image(*, force: bool = False, log: Log = print, method: str | None = None) -> str:
+    """Return the tag of the sandbox image, building it if it is missing (``method``: dockerfile or
+    debootstrap; by default the Dockerfile where a registry answers, else debootstrap as root)."""
     from sandbox import docker as sandbox_docker
 
     tag = default_tag()
     if not force and sandbox_docker.image_exists(tag):
         log(f"image {tag} exists, reused")
         return tag
-    if os.geteuid() != 0:
-        raise ImageBuildError("build_sandbox_image needs root (debootstrap and chroot)")
+    method = method or build_method()
+    if method == DEBOOTSTRAP and os.geteuid() != 0:
+        raise ImageBuildError("the debootstrap build of the sandbox image needs root (debootstrap and chroot)")
     workdir = conf.cache_dir() / inputs_hash()
     workdir.mkdir(parents=True, exist_ok=True)
     with (conf.cache_dir() / ".lock").open("w") as lock:
@@ -213,6 +253,9 @@ def build_image(*, force: bool = False, log: Log = print) -> str:
         if not force and sandbox_docker.image_exists(tag):
             log(f"image {tag} exists, reused")
             return tag
+        if method == DOCKERFILE:
+            log(f"building {tag} from {IMAGES_DIR / 'Dockerfile'} (a registry answers)")
+            return build_with_dockerfile(tag, log)
         return _build_locked(workdir, tag, force=force, log=log)
 
 
@@ -231,4 +274,5 @@ def _build_locked(workdir: Path, tag: str, *, force: bool, log: Log) -> str:
     sandbox_docker.import_image(tarball, tag, changes=list(CHANGES), inputs=inputs_hash())
     log(f"docker import {tag}: {time.monotonic() - started:.1f}s")
     tarball.unlink()
+    label_manifest(tag, log, built_by=DEBOOTSTRAP)
     return tag

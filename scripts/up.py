@@ -1,13 +1,18 @@
-"""`make up`: migrate, seed, and supervise Redis, RQ workers and daphne until Ctrl-C.
+"""`make up`: migrate, seed, and supervise Redis, RQ workers, housekeeping and daphne until Ctrl-C.
 
-Every child runs in its own process group so that Ctrl-C (or SIGTERM) stops all of
-them and their children; a second `make up` while one is running says so and exits.
+Every child runs in its own process group; a child that dies is restarted with backoff and the
+log says so (config/supervisor.py). Only Ctrl-C or SIGTERM stops everything. A second `make up`
+while one is running says so and exits. The listening socket belongs to this process and is
+handed to the WEB_PROCESSES daphne processes (`--fd`): they all accept on it, and the port stays
+open while one of them restarts.
 """
 
 from __future__ import annotations
 
+import http.client
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -16,13 +21,21 @@ from pathlib import Path
 BASE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE))
 
+from django.core.exceptions import ImproperlyConfigured  # noqa: E402
+
+from config.env import env_int  # noqa: E402
 from config.redis_server import free_port, port_open, start_redis  # noqa: E402
+from config.supervisor import Supervisor, pid_alive, state_file  # noqa: E402
 
 PY = sys.executable
 VAR = Path(os.environ.get("REFEREE_VAR_DIR", BASE / "var"))
 PIDFILE = VAR / "up.pid"
+REDIS_URL_FILE = VAR / "redis_url"  # read by config/settings.py when REDIS_URL is unset
 HOST = os.environ.get("REFEREE_HOST", "127.0.0.1")
-PORT = int(os.environ.get("REFEREE_PORT", "8000"))
+try:
+    PORT = env_int("REFEREE_PORT", 8000, minimum=1, maximum=65535)
+except ImproperlyConfigured as exc:
+    sys.exit(f"[up] {exc}")
 
 
 def log(message: str) -> None:
@@ -34,63 +47,88 @@ def already_running() -> int | None:
         pid = int(PIDFILE.read_text().strip())
     except (FileNotFoundError, ValueError):
         return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        return pid
-    return pid
+    return pid if pid_alive(pid) else None
 
 
 def manage(*args: str, env: dict[str, str]) -> None:
     subprocess.run([PY, "manage.py", *args], cwd=BASE, env=env, check=True)
 
 
-def docker_engine_up() -> bool:
-    """An engine socket to talk to (the Docker SDK needs no CLI)."""
-    return bool(os.environ.get("DOCKER_HOST")) or Path("/var/run/docker.sock").exists()
+def build_image(env: dict[str, str], method: str | None) -> bool:
+    log("building the sandbox image (first start only: a few minutes; reused while its inputs are unchanged) ...")
+    args = [PY, "manage.py", "build_sandbox_image", *(["--method", method] if method else [])]
+    return subprocess.run(args, cwd=BASE, env=env).returncode == 0
 
 
-class Supervisor:
-    def __init__(self) -> None:
-        self.children: list[tuple[str, subprocess.Popen]] = []
-        self.stopping = False
+def sandbox_setup(env: dict[str, str]) -> bool:
+    """Choose the sandbox backend for this machine (sandbox/choice.py), make what it needs, say
+    which and why, and remember it in var/; False when no sandbox can run here (make up stops)."""
+    from dataclasses import replace
 
-    def add(self, name: str, proc: subprocess.Popen) -> None:
-        self.children.append((name, proc))
+    from sandbox import provision
+    from sandbox.choice import BWRAP, DOCKER, Choice, choose
 
-    def spawn(self, name: str, args: list[str], env: dict[str, str]) -> subprocess.Popen:
-        proc = subprocess.Popen(args, cwd=BASE, env=env, start_new_session=True)
-        self.add(name, proc)
-        return proc
+    given = env.get("SANDBOX_BACKEND", "").strip()
+    if given:
+        log(f"sandbox backend: {given} (SANDBOX_BACKEND is set, so nothing is chosen or installed)")
+        provision.remember(Choice(given, "SANDBOX_BACKEND is set"), VAR)
+        if given == DOCKER and provision.engine()[0] and not build_image(env, None):
+            log("the sandbox image could not be built; runs will fail with that reason until it is (see above)")
+        return True
+    machine = provision.probe_machine(environ=env)
+    choice = choose(machine)
+    if choice.steps:
+        log(f"{choice.reason}; first: {', '.join(choice.steps)}")
+        try:
+            provision.apply_steps(choice, log, var_dir=VAR)
+        except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:
+            log(f"that did not work ({exc}); choosing again without installing or starting anything")
+            machine = replace(provision.probe_machine(environ=env), installs_allowed=False, dockerd=False)
+            choice = choose(machine)
+    if choice.backend == DOCKER and choice.image and not build_image(env, choice.image):
+        choice = choose(replace(machine, engine=True, image=False, build_failed=choice.image))
+    provision.remember(choice, VAR)
+    if choice.backend is None:
+        log(f"no sandbox can run on this machine: {choice.reason}.")
+        log(f"To give it one, run:  {choice.command}")
+        log("(or SANDBOX_BACKEND=local SANDBOX_ALLOW_LOCAL=true make up, unisolated, for development only)")
+        return False
+    log(f"sandbox backend: {choice.backend}, because {choice.reason} (kept in {VAR / provision.CHOICE_FILE})")
+    if choice.backend == BWRAP:
+        from sandbox import backend_info
 
-    def stop(self) -> None:
-        if self.stopping:
-            return
-        self.stopping = True
-        # A second Ctrl-C must not interrupt the clean-up and leave children behind.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        log("stopping everything it started ...")
-        for _, proc in reversed(self.children):
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-        deadline = time.monotonic() + 10
-        for name, proc in reversed(self.children):
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                log(f"{name} did not stop in time; killing it")
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.wait()
-        log("all stopped")
+        log(f"bubblewrap's limits, weaker than Docker's: {backend_info(BWRAP)['isolation']}")
+    env["SANDBOX_BACKEND"] = choice.backend
+    return True
+
+
+def spawner(args: list[str], env: dict[str, str], pass_fds: tuple[int, ...] = ()):
+    def start() -> subprocess.Popen:
+        return subprocess.Popen(args, cwd=BASE, env=env, start_new_session=True, pass_fds=pass_fds)
+
+    return start
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """The web port, bound here once and inherited by every daphne process."""
+    sock = socket.create_server((host, port), backlog=1024, reuse_port=False)
+    sock.set_inheritable(True)
+    return sock
+
+
+def wait_http(host: str, port: int, timeout: float) -> bool:
+    """True once a web process answers on the port (the socket accepts before daphne serves)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            conn = http.client.HTTPConnection(host, port, timeout=5)
+            conn.request("GET", "/healthz")
+            conn.getresponse().read()
+            conn.close()
+            return True
+        except (OSError, http.client.HTTPException):
+            time.sleep(0.2)
+    return False
 
 
 def main() -> int:
@@ -103,7 +141,7 @@ def main() -> int:
         log(f"port {PORT} on {HOST} is taken by another program; set REFEREE_PORT to use another one.")
         return 1
     PIDFILE.write_text(str(os.getpid()))
-    supervisor = Supervisor()
+    supervisor = Supervisor(state_path=state_file(VAR), log=log)
 
     def on_signal(signum, frame) -> None:
         raise KeyboardInterrupt
@@ -114,77 +152,79 @@ def main() -> int:
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     env["PYTHONUNBUFFERED"] = "1"
     started: list[str] = []
+    web_socket: socket.socket | None = None
+    wrote_redis_url = False
     try:
+        # Every setting, strictly parsed, before anything starts: a typo stops here with its name.
+        from config import settings as referee_settings
+
         if env.get("REDIS_URL"):
             started.append(f"Redis: using {env['REDIS_URL']} (from REDIS_URL)")
         else:
-            redis_port = int(env.get("REFEREE_REDIS_PORT", "6390"))
+            redis_port = env_int("REFEREE_REDIS_PORT", 6390, minimum=1, maximum=65535)
             if port_open(redis_port):
                 redis_port = free_port()
-            supervisor.add("redis", start_redis(data_dir=VAR / "redis", port=redis_port))
+            data_dir = VAR / "redis"
+            supervisor.add("redis", "redis", lambda: start_redis(data_dir=data_dir, port=redis_port))
             env["REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
-            started.append(f"Redis: started on 127.0.0.1:{redis_port}, data in {VAR / 'redis'}")
+            REDIS_URL_FILE.write_text(env["REDIS_URL"] + "\n")
+            REDIS_URL_FILE.chmod(0o600)
+            wrote_redis_url = True
+            started.append(f"Redis: started on 127.0.0.1:{redis_port}, data in {data_dir} (URL in {REDIS_URL_FILE})")
 
+        if not sandbox_setup(env):
+            return 1
         log("migrating the database ...")
         manage("migrate", "--noinput", env=env)
         manage("vendor_static", env=env)
         manage("collectstatic", "--noinput", "-v", "0", env=env)
         manage("ensure_admin", env=env)
-        if env.get("SANDBOX_BACKEND", "docker") == "docker" and docker_engine_up():
-            log(
-                "building the sandbox image (first start only: about 2 minutes; reused while its inputs are unchanged) ..."
-            )
-            built = subprocess.run([PY, "manage.py", "build_sandbox_image"], cwd=BASE, env=env)
-            if built.returncode != 0:
-                log("the sandbox image could not be built; runs will fail with that reason until it is (see above)")
-        elif env.get("SANDBOX_BACKEND", "docker") == "docker":
-            log("no Docker engine is reachable: agent runs and baselines will report the sandbox as unavailable")
         log("loading demo data (built-in tasks, released MLGym / MLR-Bench data when present) ...")
         manage("seed_demo", env=env)
 
-        run_workers = int(env.get("RUN_WORKERS", "2"))
-        for i in range(run_workers):
-            supervisor.spawn(f"worker runs #{i + 1}", [PY, "manage.py", "rqworker", "runs"], env)
-        supervisor.spawn("worker judge", [PY, "manage.py", "rqworker", "judge"], env)
-        supervisor.spawn("worker default", [PY, "manage.py", "rqworker", "default"], env)
-        started.append(f"RQ workers: runs x{run_workers}, judge x1, default x1")
-        supervisor.spawn("run reaper", [PY, "manage.py", "reap_runs", "--loop", "--interval", "30"], env)
-        started.append("run reaper (marks runs whose worker died as interrupted, every 30 s)")
-        supervisor.spawn("judgment reaper", [PY, "manage.py", "reap_judgments", "--loop"], env)
-        started.append("judgment reaper (fails judgments whose worker died, every 60 s)")
-        supervisor.spawn("sandbox reaper", [PY, "manage.py", "sandbox_reaper", "--loop"], env)
-        started.append("sandbox reaper (every 60 s)")
-        supervisor.spawn(
-            "daphne",
-            [PY, "-m", "daphne", "-b", HOST, "-p", str(PORT), "--proxy-headers", "config.asgi:application"],
-            env,
-        )
-        started.append(f"daphne (HTTP + websockets) on {HOST}:{PORT}")
-        deadline = time.monotonic() + 30
-        while not port_open(PORT, HOST) and time.monotonic() < deadline:
-            time.sleep(0.1)
+        manage_py = [PY, "manage.py"]
+        for i in range(referee_settings.RUN_WORKERS):
+            supervisor.add(f"worker runs #{i + 1}", "workers", spawner([*manage_py, "rqworker", "runs"], env))
+        supervisor.add("worker judge", "workers", spawner([*manage_py, "rqworker", "judge"], env))
+        supervisor.add("worker default", "workers", spawner([*manage_py, "rqworker", "default"], env))
+        started.append(f"RQ workers: runs x{referee_settings.RUN_WORKERS}, judge x1, default x1")
+        supervisor.add("housekeeping", "housekeeping", spawner([*manage_py, "housekeeping"], env))
+        started.append("housekeeping: reap_runs every 30 s, reap_judgments and sandbox_reaper every 60 s")
+
+        # One listening socket, bound here, shared by every web process (see deploy/README.md).
+        web_socket = listen(HOST, PORT)
+        fd = web_socket.fileno()
+        daphne = [PY, "-m", "daphne", "--fd", str(fd), "--proxy-headers", "config.asgi:application"]
+        for i in range(referee_settings.WEB_PROCESSES):
+            supervisor.add(f"web #{i + 1}", "web", spawner(daphne, env, pass_fds=(fd,)))
+        started.append(f"daphne x{referee_settings.WEB_PROCESSES} (HTTP + websockets) on {HOST}:{PORT}")
+        if not wait_http(HOST, PORT, timeout=60):
+            log("the web process did not answer within 60 s; still supervising (see its output above)")
         print(f"\n  Referee is running at http://{HOST}:{PORT}/\n", flush=True)
         for line in started:
             print(f"  - {line}")
         print(
+            "\n  A process that dies is restarted (with backoff) and the log says so."
             f"\n  Health: http://{HOST}:{PORT}/healthz (each part when signed in as admin)    Stop: Ctrl-C\n",
             flush=True,
         )
-        while True:
-            for name, proc in supervisor.children:
-                code = proc.poll()
-                if code is not None:
-                    log(f"{name} exited with code {code}; stopping the platform")
-                    return 1
-            time.sleep(0.5)
+        supervisor.run_forever()
     except KeyboardInterrupt:
         return 0
     except subprocess.CalledProcessError as exc:
         log(f"a set-up step failed: {' '.join(map(str, exc.cmd))} (exit {exc.returncode})")
         return 1
+    except (ImproperlyConfigured, OSError, RuntimeError) as exc:  # a bad setting, a port taken, no redis-server
+        log(f"could not start: {type(exc).__name__}: {exc}")
+        return 1
     finally:
         supervisor.stop()
+        if web_socket is not None:
+            web_socket.close()
+        if wrote_redis_url:
+            REDIS_URL_FILE.unlink(missing_ok=True)
         PIDFILE.unlink(missing_ok=True)
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Shared fixtures: named personas, logged-in clients, Redis and Docker availability."""
+"""Shared fixtures: named personas, logged-in clients, Redis, Docker and the sandbox image."""
 
 from __future__ import annotations
 
@@ -96,7 +96,10 @@ def docker_available() -> None:
 
 @pytest.fixture(scope="session")
 def sandbox_image(docker_available: None) -> str:
-    """The hash-tagged image; built here (debootstrap + wheels + import) if the engine lacks it."""
+    """The hash-tagged sandbox image, found by its tag or built here once for the whole session.
+
+    Every test marked `docker` gets it (see `_docker_tests_get_the_image`), wherever it lives, so a
+    machine that has never built the image passes too: the first such test waits for the build."""
     from sandbox.image import build_image
 
     return build_image(log=lambda line: None)
@@ -114,6 +117,12 @@ def public_dir():
     path.chmod(0o755)
     yield path
     shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _docker_tests_get_the_image(request: pytest.FixtureRequest) -> None:
+    if request.node.get_closest_marker("docker"):
+        request.getfixturevalue("sandbox_image")
 
 
 def pytest_collection_modifyitems(config, items) -> None:

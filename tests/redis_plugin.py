@@ -1,4 +1,4 @@
-"""Give the test session a real Redis server.
+"""Give the test session a real Redis server (and the Docker sandbox backend by default).
 
 Loaded with `-p tests.redis_plugin` so that it runs before pytest-django reads the
 settings: REDIS_URL must be set before config.settings is imported.
@@ -18,6 +18,8 @@ _server = None
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config, parser, args) -> None:
     global _server
+    # Tests use the Docker backend unless told otherwise, whatever `make up` remembered in var/.
+    os.environ.setdefault("SANDBOX_BACKEND", "docker")
     if os.environ.get("REDIS_URL"):
         return
     from config.redis_server import free_port, start_redis

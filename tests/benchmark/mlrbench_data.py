@@ -10,6 +10,4 @@ from django.conf import settings
 MLRBENCH = (
     Path(settings.MLRBENCH_DIR) if settings.MLRBENCH_DIR else Path(settings.BASE_DIR).parent / "shared" / "mlrbench"
 )
-needs_data = pytest.mark.skipif(
-    not (MLRBENCH / "tasks").is_dir(), reason=f"MLR-Bench data not found at {MLRBENCH} (set MLRBENCH_DIR)"
-)
+needs_data = pytest.mark.shared_data(MLRBENCH / "tasks")

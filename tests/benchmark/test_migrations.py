@@ -17,7 +17,7 @@ def migrate(target: tuple[str, str]):
 
 
 def test_it_renames_the_model_free_agent_apart_from_the_reference_row():
-    apps = migrate(("benchmark", "0002_output_fields_without_nul"))
+    apps = migrate(("benchmark", "0007_step_execution_time_unknown"))
     Task, AgentConfig, Run = (apps.get_model("benchmark", name) for name in ("Task", "AgentConfig", "Run"))
     task = Task.objects.create(slug="t", version_hash="0" * 64, kind="mlgym", title="t")
     free = AgentConfig.objects.create(name="baseline", kind="baseline")
@@ -25,7 +25,7 @@ def test_it_renames_the_model_free_agent_apart_from_the_reference_row():
     Run.objects.create(task=task, agent=free, method="baseline")
     Run.objects.create(task=task, agent=model, method="baseline")
     try:
-        apps = migrate(("benchmark", "0003_starter_code_agent"))
+        apps = migrate(("benchmark", "0008_starter_code_agent"))
         AgentConfig, Run = apps.get_model("benchmark", "AgentConfig"), apps.get_model("benchmark", "Run")
         assert AgentConfig.objects.get(pk=free.pk).name == "starter-code"
         # A model someone named "baseline" keeps its name: only the model-free agent is renamed.

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 SHARED = Path(os.environ.get("MLRBENCH_DIR") or Path(__file__).resolve().parents[2].parent / "shared" / "mlrbench")
 if not (SHARED / "agent_reviews").is_dir():
     SHARED = Path("/work/shared/mlrbench")
-needs_data = pytest.mark.skipif(not (SHARED / "agent_reviews").is_dir(), reason=f"no MLR-Bench data at {SHARED}")
+needs_data = pytest.mark.shared_data(SHARED / "agent_reviews")
 TASKS = ["iclr2025_bi_align", "iclr2025_buildingtrust", "iclr2025_data_problems", "iclr2025_dl4c", "iclr2025_mldpr",
          "iclr2025_question", "iclr2025_scope", "iclr2025_scsl", "iclr2025_verifai", "iclr2025_wsl"]  # fmt: skip
 BACKBONES = ["claude", "gemini", "o4-mini"]

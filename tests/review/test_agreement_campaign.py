@@ -333,10 +333,7 @@ def test_it_refuses_other_methods(client_for, admin_user, url) -> None:
 
 MLRBENCH = Path(settings.MLRBENCH_DIR or Path(settings.BASE_DIR).parent / "shared" / "mlrbench")
 RELEASED_HUMAN = MLRBENCH / "human_eval" / "human_review.csv"
-needs_mlrbench = pytest.mark.skipif(
-    not (RELEASED_HUMAN.is_file() and (MLRBENCH / "agent_results").is_dir()),
-    reason=f"MLR-Bench data not found at {MLRBENCH} (set MLRBENCH_DIR)",
-)
+needs_mlrbench = pytest.mark.shared_data(RELEASED_HUMAN, MLRBENCH / "agent_results")
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ PUBLISHED = {
     "Overall": (692.0, 0.782697),
 }
 
-pytestmark = pytest.mark.skipif(not HUMAN.is_file(), reason=f"no MLR-Bench data at {SHARED}")
+pytestmark = pytest.mark.shared_data(HUMAN, LLM)
 
 
 def run(*args: str) -> tuple[str, str]:

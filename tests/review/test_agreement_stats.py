@@ -23,6 +23,7 @@ from review.agreement.suite import analyse
 MLRBENCH = Path(__file__).resolve().parents[2] / ".." / "shared" / "mlrbench" / "human_eval"
 if not MLRBENCH.is_dir():  # worktrees live one level deeper than the main checkout
     MLRBENCH = Path("/work/shared/mlrbench/human_eval")
+needs_data = pytest.mark.shared_data(MLRBENCH / "human_review.csv", MLRBENCH / "llm_judge.csv")
 
 # The MLR-Bench authors' own result, as printed by their notebook
 # chchenhui/mlrbench human_eval/compute_agreement_score.ipynb (cell 9 output, commit 1d3b189):
@@ -49,6 +50,7 @@ def mlrbench_data() -> AgreementData:
     return load_mlrbench(MLRBENCH / "human_review.csv", MLRBENCH / "llm_judge.csv")
 
 
+@needs_data
 def test_it_reproduces_the_mlrbench_mann_whitney_results(
     mlrbench_data: AgreementData,
 ) -> None:
@@ -60,6 +62,7 @@ def test_it_reproduces_the_mlrbench_mann_whitney_results(
         assert rec["n"] == {"human_human": 24, "human_judge": 60}
 
 
+@needs_data
 def test_it_lists_and_sets_aside_the_mlrbench_faults_under_strict(
     mlrbench_data: AgreementData,
 ) -> None:

@@ -1,15 +1,12 @@
 """Two workers assigning the same campaign at once never double-assign.
 
 Threads share the test database (transaction=True so each thread commits for real); processes
-run against a file SQLite database in WAL mode, the production default.
+share it too on PostgreSQL (DATABASE_URL, as in CI), and a file SQLite database in WAL mode (the
+production default) otherwise: see tests/processes.py.
 """
 
 from __future__ import annotations
 
-import os
-import sqlite3
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -20,9 +17,8 @@ from django.db import connection
 
 from review.models import Assignment
 from review.services import campaign_assign, campaign_create
+from tests.processes import SHELL, process_database
 from tests.review.factories import make_paper, make_reviewer, make_rubric
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _check_invariants(rows: list[tuple[int, int, int, str]], k: int, n_items: int) -> None:
@@ -82,30 +78,17 @@ print(campaign_assign(campaign=Campaign.objects.get(name="race")).created)
 
 
 @pytest.mark.slow
+@pytest.mark.django_db(transaction=True)  # on PostgreSQL the processes share this test's database
 def test_it_never_double_assigns_when_processes_assign_at_once(tmp_path: Path) -> None:
-    env = {**os.environ, "REFEREE_VAR_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "config.settings"}
-    env.pop("DATABASE_URL", None)
-    manage = [sys.executable, str(ROOT / "manage.py")]
-    subprocess.run([*manage, "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    subprocess.run([*manage, "shell", "-c", SEED], cwd=ROOT, env=env, check=True)
+    db = process_database(tmp_path)
+    db.shell(SEED)
     start = time.time() + 2.0  # every worker is up and waiting before the start line
-    procs = [
-        subprocess.Popen(
-            [*manage, "shell", "-c", WORKER],
-            cwd=ROOT,
-            env={**env, "ASSIGN_START": str(start)},
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(3)
-    ]
+    procs = [db.popen([*SHELL, WORKER], ASSIGN_START=str(start)) for _ in range(3)]
     created = []
     for p in procs:
         out, _ = p.communicate(timeout=120)
-        assert p.returncode == 0
+        assert p.returncode == 0, out
         created.append(int(out.strip().splitlines()[-1]))
     assert sum(created) == 90
-    db = sqlite3.connect(tmp_path / "referee.sqlite3")
-    rows = db.execute("select item_id, reviewer_id, slot, status from review_assignment").fetchall()
-    db.close()
+    rows = db.rows("select item_id, reviewer_id, slot, status from review_assignment")
     _check_invariants(rows, k=3, n_items=30)

@@ -27,7 +27,7 @@ for candidate in (
         SHARED = candidate
         break
 HUMAN = SHARED / "human_eval" / "human_review.csv"
-needs_data = pytest.mark.skipif(not HUMAN.is_file(), reason=f"no MLR-Bench data at {SHARED}")
+needs_data = pytest.mark.shared_data(HUMAN)
 
 
 def _released_papers() -> None:

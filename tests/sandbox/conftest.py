@@ -26,6 +26,7 @@ def backend(request: pytest.FixtureRequest, settings) -> str:
         request.applymarker(pytest.mark.docker)
         request.getfixturevalue("sandbox_image")
     else:
+        request.applymarker(pytest.mark.bwrap)
         problem = _bwrap_problem()
         if problem:
             pytest.skip(f"bubblewrap unusable here: {problem}")

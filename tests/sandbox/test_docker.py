@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox import SandboxSpec, SandboxUnavailable, backend_info, open_session
-from sandbox.image import default_tag, inputs_hash
+from sandbox import SandboxSpec, SandboxUnavailable, backend_info, open_session, recipe
+from sandbox.recipe import default_tag, inputs_hash
 
 pytestmark = pytest.mark.docker
 
@@ -67,10 +67,9 @@ def test_it_says_which_backend_is_active_and_how_isolated(settings, sandbox_imag
 
 
 def test_it_names_the_image_by_the_hash_of_its_inputs(monkeypatch) -> None:
-    from sandbox import image
 
     before = inputs_hash()
-    monkeypatch.setattr(image, "DEBIAN_PACKAGES", (*image.DEBIAN_PACKAGES, "git"))
+    monkeypatch.setattr(recipe, "DEBIAN_PACKAGES", (*recipe.DEBIAN_PACKAGES, "git"))
     assert inputs_hash() != before
     monkeypatch.undo()
     assert default_tag() == f"referee-sandbox:{before}"

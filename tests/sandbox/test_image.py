@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from benchmark.tasks.loader import BUILTIN_DIR
-from sandbox import SandboxSpec, open_session
-from sandbox.image import MANIFEST_PATH, PRUNE_SCRIPT, PRUNE_SPEC
+from sandbox import SandboxSpec, open_session, recipe
+from sandbox.recipe import MANIFEST_PATH, PRUNE_SCRIPT, PRUNE_SPEC
 
 SCANNER = r"""
 import bz2, gzip, io, json, lzma, os, re, sys, zipfile
@@ -179,17 +179,16 @@ def test_it_says_in_the_image_manifest_what_was_removed_and_why(sandbox_image) -
 
 
 def test_it_prunes_the_same_files_in_both_image_builds(monkeypatch, tmp_path) -> None:
-    from sandbox import image
 
-    dockerfile = (image.IMAGES_DIR / "Dockerfile").read_text()
+    dockerfile = (recipe.IMAGES_DIR / "Dockerfile").read_text()
     assert "COPY requirements.txt manifest.json prune.py" in dockerfile
     assert f"prune.py /tmp/build/manifest.json {MANIFEST_PATH}" in dockerfile
     assert PRUNE_SCRIPT.is_file()
     spec = json.loads(PRUNE_SPEC.read_text())
     assert {entry["package"] for entry in spec["removed"]} == {"sklearn"}
     # The image's tag names what is pruned: a change to the list is a new image.
-    before = image.inputs_hash()
+    before = recipe.inputs_hash()
     changed = tmp_path / "manifest.json"
     changed.write_text(json.dumps({"removed": [*spec["removed"], {"package": "x", "path": "y", "why": "z"}]}))
-    monkeypatch.setattr(image, "PRUNE_SPEC", changed)
-    assert image.inputs_hash() != before
+    monkeypatch.setattr(recipe, "PRUNE_SPEC", changed)
+    assert recipe.inputs_hash() != before

@@ -41,9 +41,16 @@ class Command(BaseCommand):
             time.sleep(interval)
 
     def reap_once(self) -> list[Run]:
+        # Running runs first, then the live workers: a run seen running here was claimed by a worker
+        # that registered before the claim, so it is in the list read after (a worker that started
+        # between the two reads would otherwise look dead). A run that finishes meanwhile is not
+        # touched: mark_interrupted only changes a run that is still running.
+        running = self.running_runs()
+        if not running:
+            return []
         live = self.live_workers()
         reaped = []
-        for run in self.running_runs():
+        for run in running:
             if self.worker_is_dead(run, live):
                 if self.mark_interrupted(run):
                     reaped.append(run)

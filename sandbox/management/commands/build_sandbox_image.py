@@ -1,4 +1,4 @@
-"""Build (or reuse) the sandbox image without a registry: debootstrap + wheels + docker import."""
+"""Build (or reuse) the sandbox image: `docker build` where a registry answers, else debootstrap + docker import."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from sandbox.base import SandboxError
-from sandbox.image import ImageBuildError, build_image, default_tag
+from sandbox.image import DEBOOTSTRAP, DOCKERFILE, ImageBuildError, build_image
+from sandbox.recipe import default_tag
 
 
 class Command(BaseCommand):
@@ -16,13 +17,20 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--force", action="store_true", help="rebuild even if the tag exists")
         parser.add_argument("--print-tag", action="store_true", help="only print the tag it would build")
+        parser.add_argument(
+            "--method",
+            choices=(DOCKERFILE, DEBOOTSTRAP),
+            help="how to build (default: the Dockerfile where a registry answers, else debootstrap as root)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["print_tag"]:
             self.stdout.write(default_tag())
             return
         try:
-            tag = build_image(force=options["force"], log=lambda line: self.stdout.write(line))
+            tag = build_image(
+                force=options["force"], method=options["method"], log=lambda line: self.stdout.write(line)
+            )
         except (ImageBuildError, SandboxError) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(self.style.SUCCESS(tag))

@@ -23,11 +23,20 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         reaper = Reaper(max_age=options["max_age"] * 3600, dry_run=options["dry_run"], log=self.stdout.write)
         while True:
-            removed = self.sweep(reaper, docker=not options["no_docker"])
-            self.stdout.write(f"{len(removed)} sandbox(es) {'to remove' if options['dry_run'] else 'removed'}")
+            removed = self.sweep(reaper, docker=not options["no_docker"] and self.docker_wanted())
+            # At verbosity 0 (housekeeping) only what was removed is said.
+            if removed or options["verbosity"] > 0:
+                self.stdout.write(f"{len(removed)} sandbox(es) {'to remove' if options['dry_run'] else 'removed'}")
             if not options["loop"]:
                 return
             time.sleep(options["interval"])
+
+    def docker_wanted(self) -> bool:
+        """Sweep the engine unless there is none and the platform does not use it (bwrap machines)."""
+        from sandbox import conf
+        from sandbox.docker import engine_available
+
+        return conf.backend_name() == "docker" or engine_available()[0]
 
     def sweep(self, reaper: Reaper, *, docker: bool) -> list[tuple[str, str]]:
         try:

@@ -183,10 +183,13 @@ def test_it_fails_a_run_whose_endpoint_never_answers_and_scores_nothing(research
     from benchmark.llm.transport import override_transport
 
     settings.LLM_MAX_RETRIES = 0
+    local = ModelEndpoint.objects.create(
+        name="local", provider="compat", base_url="http://127.0.0.1:9/v1", offers=[{"model": "local-model"}]
+    )
     with override_transport(dead_endpoint):
-        run = finish(llm_run(researcher, task, model="compat:local-model", base_url="http://127.0.0.1:9/v1"))
+        run = finish(llm_run(researcher, task, model="compat:local-model", endpoint=local))
     assert (run.status, run.exit_status) == (Run.Status.FAILED, "exit_api")
-    assert "http://127.0.0.1:9/v1" in run.error and "Connection error" in run.error
+    assert "http://127.0.0.1:9/v1" in run.error and "Connection refused" in run.error
     # No autosubmission of the untouched starter code: nothing to score, nothing scored.
     assert run.steps.count() == 0 and not run.scores.exists()
     assert (run.best_attempt, run.best_submission, run.api_calls) == (None, None, 0)
@@ -209,11 +212,10 @@ def test_it_keeps_autosubmission_for_a_run_that_lost_its_endpoint_after_answers(
 
     settings.LLM_MAX_RETRIES = 0
     fake_llm.anthropic(reply("look", "ls"))
-    calls = []
 
     def answers_then_dies(request):
-        calls.append(request)
-        return fake_llm(request) if len(calls) == 1 else dead_endpoint(request)
+        # The endpoint check and the first model call are answered; then the endpoint is gone.
+        return fake_llm(request) if not fake_llm.calls else dead_endpoint(request)
 
     with override_transport(answers_then_dies):
         run = finish(llm_run(researcher, task))

@@ -46,13 +46,20 @@ COMPUTED_AUP = {
 }
 
 
-def mlgym_results_dir() -> Path:
+def _mlgym_results_candidates() -> list[Path]:
     candidates = [os.environ.get("MLGYM_DIR", "")]
     candidates += [str(REPO.parent / "shared" / "mlgym"), str(REPO.parent.parent / "shared" / "mlgym")]
-    for candidate in candidates:
-        if candidate and (Path(candidate) / "trajectories" / "mlgym_bench_v0").is_dir():
-            return Path(candidate) / "trajectories" / "mlgym_bench_v0"
-    pytest.fail(f"MLGym released data not found (set MLGYM_DIR); looked in {candidates}")
+    return [Path(c) / "trajectories" / "mlgym_bench_v0" for c in candidates if c]
+
+
+MLGYM_RESULTS = next((path for path in _mlgym_results_candidates() if path.is_dir()), _mlgym_results_candidates()[0])
+needs_mlgym_results = pytest.mark.shared_data(MLGYM_RESULTS)
+
+
+def mlgym_results_dir() -> Path:
+    if MLGYM_RESULTS.is_dir():
+        return MLGYM_RESULTS
+    pytest.fail(f"MLGym released data not found (set MLGYM_DIR); looked in {_mlgym_results_candidates()}")
 
 
 def write_run(root: Path, folder: str, agent: object, baseline: object = None, raw: str | None = None) -> Path:
@@ -105,6 +112,7 @@ def test_it_reports_a_missing_directory_instead_of_raising(tmp_path):
     assert results.runs == [] and "not a directory" in str(results.issues[0])
 
 
+@needs_mlgym_results
 def test_it_reproduces_mlgyms_published_leaderboard_from_the_released_files():
     results = read_results_dir(mlgym_results_dir(), models=PUBLISHED_MODELS)
     assert len(results.runs) == 12 * 13 * 4
@@ -124,6 +132,7 @@ def test_it_reproduces_mlgyms_published_leaderboard_from_the_released_files():
     assert {m: got[m] for m in COMPUTED_AUP} == COMPUTED_AUP
 
 
+@needs_mlgym_results
 def test_it_shows_the_bad_released_values_as_issues():
     results = read_results_dir(mlgym_results_dir(), models=PUBLISHED_MODELS)
     messages = [str(i) for i in results.issues]
@@ -131,6 +140,7 @@ def test_it_shows_the_bad_released_values_as_issues():
     assert sum("no scores" in m for m in messages) > 100  # runs that never validated
 
 
+@needs_mlgym_results
 def test_it_prints_json_with_aup_per_method_and_tau_max():
     from django.core.management import call_command
 
@@ -145,6 +155,7 @@ def test_it_prints_json_with_aup_per_method_and_tau_max():
     assert report["issues"]
 
 
+@needs_mlgym_results
 def test_it_prints_a_table_and_rejects_a_missing_directory(tmp_path):
     from django.core.management import call_command
     from django.core.management.base import CommandError
@@ -159,6 +170,7 @@ def test_it_prints_a_table_and_rejects_a_missing_directory(tmp_path):
         call_command("aup", results=str(tmp_path / "missing"))
 
 
+@needs_mlgym_results
 def test_it_builds_the_json_report_without_django():
     results = read_results_dir(mlgym_results_dir(), models=["gpt-o1"])
     report = aup_report(results_leaderboard(results, models=["gpt-o1"]), results_dir="x")

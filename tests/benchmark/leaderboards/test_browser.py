@@ -8,7 +8,7 @@ import pytest
 from django.conf import settings
 
 from benchmark.models import Run, Step, Task
-from tests.benchmark.test_leaderboard import make_run
+from tests.benchmark.leaderboards.test_pages import make_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

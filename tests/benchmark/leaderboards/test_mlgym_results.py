@@ -9,13 +9,21 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from benchmark.leaderboards.board import runs_leaderboard
 from benchmark.leaderboards.mlgym_results import PUBLISHED_MODELS
 from benchmark.leaderboards.scoring import BASELINE, Scoring
-from benchmark.leaderboards.views import runs_leaderboard
 from benchmark.models import Run, Score, Step, Task
-from tests.benchmark.test_aup_command import COMPUTED_AUP, PUBLISHED_AUP, folder, mlgym_results_dir, write_run
+from tests.benchmark.leaderboards.test_aup_command import (
+    COMPUTED_AUP,
+    PUBLISHED_AUP,
+    folder,
+    mlgym_results_dir,
+    needs_mlgym_results,
+    write_run,
+)
 
 
+@needs_mlgym_results
 def test_it_imports_every_released_result_once_and_reproduces_the_published_aup(db):
     out = StringIO()
     call_command("import_mlgym_results", str(mlgym_results_dir()), stdout=out, stderr=StringIO())

@@ -17,8 +17,8 @@ from django.utils import timezone
 from accounts.roles import RESEARCHER
 from benchmark.models import ResearchRun, Run, RunShare
 from benchmark.runs.services import run_share, run_share_revoke
+from tests.benchmark.runs.test_stream import append, connect, indexes
 from tests.benchmark.runs_support import builtin_task, make_run
-from tests.benchmark.test_run_stream import append, connect, indexes
 
 pytestmark = pytest.mark.django_db(transaction=True)
 CLOSE_WITHIN = 2.0  # seconds; the message path takes milliseconds

@@ -14,9 +14,7 @@ from benchmark.models import Run, Score
 from benchmark.runs.trajectories import TrajImportError, traj_import
 
 TRAJ_DIR = Path(settings.MLGYM_DIR or "/nonexistent") / "trajectories"
-needs_data = pytest.mark.skipif(
-    not TRAJ_DIR.is_dir(), reason=f"MLGym's released data is not at {TRAJ_DIR} (set MLGYM_DIR)"
-)
+needs_data = pytest.mark.shared_data(TRAJ_DIR)
 
 
 @pytest.fixture(scope="module")

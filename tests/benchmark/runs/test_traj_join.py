@@ -12,9 +12,7 @@ from django.core.management import call_command
 from benchmark.models import Run
 
 TRAJ_DIR = Path(settings.MLGYM_DIR or "/nonexistent") / "trajectories"
-needs_data = pytest.mark.skipif(
-    not TRAJ_DIR.is_dir(), reason=f"MLGym's released data is not at {TRAJ_DIR} (set MLGYM_DIR)"
-)
+needs_data = pytest.mark.shared_data(TRAJ_DIR)
 
 
 @needs_data

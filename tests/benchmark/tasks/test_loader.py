@@ -14,7 +14,7 @@ from benchmark.tasks.loader import BUILTIN_DIR, task_load, task_sync, tasks_load
 from benchmark.tasks.spec import TaskFormatError, content_hash
 
 MLGYM_DIR = Path(settings.MLGYM_DIR or Path(settings.BASE_DIR).parent / "shared" / "mlgym")
-needs_mlgym = pytest.mark.skipif(not (MLGYM_DIR / "configs").is_dir(), reason=f"MLGym data not at {MLGYM_DIR}")
+needs_mlgym = pytest.mark.shared_data(MLGYM_DIR / "configs")
 
 GOOD_YAML = """\
 title: Tiny task

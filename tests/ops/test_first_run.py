@@ -1,0 +1,81 @@
+"""`make up` on a machine without Docker: it says what it chose and why, and an agent run works on
+bubblewrap; with no sandbox at all it stops with the one command to run.
+
+The machine state is made for the child: Docker's binaries off PATH (docker, dockerd and
+debootstrap live in /usr/local/bin and /usr/sbin here), DOCKER_HOST pointing at no socket, and
+REFEREE_NO_SYSTEM_INSTALL=1 so that, as root on Debian, it does not install docker.io instead.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.ops.platform import Platform
+
+NO_DOCKER = {
+    "PATH": "/usr/bin:/bin",
+    "DOCKER_HOST": "unix:///nonexistent/docker.sock",
+    "REFEREE_NO_SYSTEM_INSTALL": "1",
+}
+
+RUN_ONE = """
+import time
+from accounts.roles import RESEARCHER
+from accounts.services import user_create
+from benchmark.models import AgentConfig, Task
+from benchmark.runs.services import run_launch
+owner = user_create(username="first", email="first@example.org", role=RESEARCHER, password="pw-first-12345")
+agent = AgentConfig.objects.create(name="baseline", kind=AgentConfig.Kind.BASELINE)
+(run,) = run_launch(owner=owner, tasks=[Task.objects.get(slug="prisoners_dilemma", is_current=True)], agent=agent)
+deadline = time.time() + 300
+while run.status in ("queued", "running") and time.time() < deadline:
+    time.sleep(0.5)
+    run.refresh_from_db()
+print("RUN", run.status, run.exit_status, run.step_count, run.best_submission)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.bwrap
+def test_it_ends_with_a_working_run_on_bwrap_when_there_is_no_docker(tmp_path: Path) -> None:
+    from sandbox.bwrap import probe
+
+    if probe():
+        pytest.skip(f"bubblewrap unusable here: {probe()}")
+    platform = Platform(tmp_path / "var", **NO_DOCKER).start(timeout=600)
+    try:
+        assert "sandbox backend: bwrap, because no Docker engine answers" in platform.log
+        assert "REFEREE_NO_SYSTEM_INSTALL is set, so make up installs nothing" in platform.log
+        assert "bubblewrap's limits, weaker than Docker's:" in platform.log
+        chosen = json.loads((platform.var_dir / "sandbox_backend.json").read_text())
+        assert chosen["backend"] == "bwrap" and chosen["machine"]["engine"] is False
+        sandbox = platform.health()[1]["sandbox"]
+        assert (sandbox["backend"], sandbox["available"]) == ("bwrap", True)
+        assert sandbox["chosen"]["reason"] == chosen["reason"]
+        # The demo's baselines: computed, or the plain reason why not.
+        assert "prisoners_dilemma: baseline dev" in platform.log
+        assert "not computed here: the bwrap sandbox runs this machine's own Python, which has no" in platform.log
+        result = platform.manage("shell", "--no-imports", "-c", RUN_ONE)
+        line = next((x for x in result.stdout.splitlines() if x.startswith("RUN ")), result.stdout + result.stderr)
+        status, exit_status, steps, best = line.split()[1:5]
+        assert (status, exit_status) == ("finished", "submitted"), line
+        assert int(steps) >= 2 and float(best) > 0, line
+    finally:
+        assert platform.stop() == 0
+
+
+def test_it_stops_with_the_one_command_when_no_sandbox_can_run(tmp_path: Path) -> None:
+    bare = tmp_path / "bin"
+    bare.mkdir()  # no bwrap, no apt-get, no docker: a PATH with nothing on it
+    platform = Platform(tmp_path / "var", **{**NO_DOCKER, "PATH": str(bare)})
+    with pytest.raises(AssertionError, match="exited"):
+        platform.start(timeout=120)
+    assert platform.proc is not None and platform.proc.wait(timeout=30) == 1
+    assert "no sandbox can run on this machine: no Docker engine answers" in platform.log
+    assert "and bubblewrap is not installed." in platform.log
+    assert "To give it one, run:  install Docker Engine (https://docs.docker.com/engine/install/)" in platform.log
+    assert "migrating the database" not in platform.log  # it stopped before doing anything else
+    assert json.loads((platform.var_dir / "sandbox_backend.json").read_text())["backend"] is None

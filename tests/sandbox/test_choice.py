@@ -1,0 +1,118 @@
+"""sandbox/choice.py: the backend `make up` chooses is a pure function of what the machine has."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from sandbox.choice import (
+    BWRAP,
+    DEBOOTSTRAP,
+    DOCKER,
+    DOCKERFILE,
+    INSTALL_DEBOOTSTRAP,
+    INSTALL_DOCKER,
+    START_ENGINE,
+    Machine,
+    choose,
+)
+
+# A fresh Debian machine, as root, with nothing installed and no registry (this CI machine minus Docker).
+FRESH_DEBIAN_ROOT = Machine(
+    engine=False, root=True, apt=True, dockerd=False, debootstrap=False, bwrap=False, registry=False
+)
+# A laptop: an engine the user may talk to, no root.
+LAPTOP = Machine(engine=True, root=False, apt=True, dockerd=True, debootstrap=False, bwrap=True, registry=True)
+
+
+def test_it_uses_a_reachable_engine_and_an_image_that_is_there():
+    choice = choose(replace(LAPTOP, image=True))
+    assert (choice.backend, choice.steps, choice.image) == (DOCKER, (), None)
+    assert choice.reason == "a Docker engine answers; the sandbox image is present"
+
+
+def test_it_builds_from_the_dockerfile_where_a_registry_answers_without_root():
+    choice = choose(LAPTOP)
+    assert (choice.backend, choice.image, choice.steps) == (DOCKER, DOCKERFILE, ())
+    assert "registry answers" in choice.reason
+
+
+def test_it_builds_offline_with_debootstrap_as_root_without_a_registry():
+    machine = replace(LAPTOP, root=True, registry=False, debootstrap=True)
+    assert (choose(machine).backend, choose(machine).image, choose(machine).steps) == (DOCKER, DEBOOTSTRAP, ())
+    # debootstrap missing: apt installs it first, unless installs are off.
+    missing = replace(machine, debootstrap=False)
+    assert (choose(missing).image, choose(missing).steps) == (DEBOOTSTRAP, (INSTALL_DEBOOTSTRAP,))
+    assert choose(replace(missing, installs_allowed=False, bwrap=False)).backend is None
+
+
+def test_it_falls_back_to_bwrap_when_the_engine_answers_but_no_image_can_be_made():
+    machine = replace(LAPTOP, registry=False)  # no root for debootstrap, no registry for docker build
+    choice = choose(machine)
+    assert choice.backend == BWRAP
+    assert "the offline debootstrap build needs root" in choice.reason and "weaker limits" in choice.reason
+    stop = choose(replace(machine, bwrap=False, bwrap_problem="setting up uid map: Permission denied"))
+    assert stop.backend is None
+    assert stop.command == "sudo apt-get install -y debootstrap && sudo .venv/bin/python manage.py build_sandbox_image"
+    assert "bubblewrap cannot run here (setting up uid map: Permission denied)" in stop.reason
+
+
+def test_it_installs_docker_on_debian_as_root_and_starts_it():
+    choice = choose(FRESH_DEBIAN_ROOT)
+    assert choice.backend == DOCKER
+    assert choice.steps == (INSTALL_DOCKER, START_ENGINE, INSTALL_DEBOOTSTRAP)
+    assert choice.image == DEBOOTSTRAP
+    assert "installs docker.io with apt and starts the engine" in choice.reason
+    with_registry = choose(replace(FRESH_DEBIAN_ROOT, registry=True))
+    assert (with_registry.steps, with_registry.image) == ((INSTALL_DOCKER, START_ENGINE), DOCKERFILE)
+
+
+def test_it_starts_an_installed_engine_that_is_not_running():
+    machine = replace(FRESH_DEBIAN_ROOT, dockerd=True, debootstrap=True)
+    assert choose(machine).steps == (START_ENGINE,)
+    # Starting it needs no package manager, so a root machine without apt does it too.
+    assert choose(replace(machine, apt=False)).steps == (START_ENGINE,)
+    # ... and it needs no install either, so REFEREE_NO_SYSTEM_INSTALL does not stop it.
+    assert choose(replace(machine, installs_allowed=False)).steps == (START_ENGINE,)
+
+
+def test_it_installs_nothing_when_told_not_to_and_uses_bwrap():
+    machine = replace(FRESH_DEBIAN_ROOT, installs_allowed=False, bwrap=True)
+    choice = choose(machine)
+    assert (choice.backend, choice.steps) == (BWRAP, ())
+    assert "REFEREE_NO_SYSTEM_INSTALL is set, so make up installs nothing" in choice.reason
+    stop = choose(replace(machine, bwrap=False))
+    assert stop.backend is None and stop.command == "apt-get install -y docker.io debootstrap && make up"
+    assert stop.reason.endswith("and bubblewrap is not installed")
+
+
+def test_it_uses_bwrap_without_root_and_without_an_engine():
+    machine = replace(LAPTOP, engine=False, dockerd=False, engine_problem="Connection refused")
+    choice = choose(machine)
+    assert choice.backend == BWRAP
+    assert choice.reason.startswith("no Docker engine answers (Connection refused); bubblewrap isolates")
+
+
+@pytest.mark.parametrize(
+    ("apt", "command"),
+    [
+        (True, "sudo apt-get install -y docker.io && sudo usermod -aG docker $USER   (log in again, then make up)"),
+        (False, "install Docker Engine (https://docs.docker.com/engine/install/) and start it, then make up"),
+    ],
+)
+def test_it_stops_with_the_one_command_for_this_system(apt, command):
+    machine = Machine(engine=False, root=False, apt=apt, dockerd=False, debootstrap=False, bwrap=False, registry=True)
+    choice = choose(machine)
+    assert (choice.backend, choice.command) == (None, command)
+
+
+def test_it_says_when_the_build_it_tried_failed():
+    machine = replace(LAPTOP, build_failed=DOCKERFILE)
+    choice = choose(machine)
+    assert choice.backend == BWRAP and "its dockerfile build failed" in choice.reason
+
+
+def test_it_records_what_the_machine_had():
+    assert choose(FRESH_DEBIAN_ROOT).machine["apt"] is True
+    assert choose(FRESH_DEBIAN_ROOT).as_dict()["machine"]["engine"] is False

@@ -1,0 +1,100 @@
+"""sandbox/provision.py: what `make up` finds on the machine, and the choice it remembers in var/."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+
+from config.redis_server import free_port
+from sandbox import provision
+from sandbox.choice import BWRAP, Choice
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class _Unauthorized(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        self.send_response(401)  # what Docker Hub says to an anonymous /v2/
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_it_counts_any_http_answer_as_a_registry_and_no_answer_as_none() -> None:
+    server = http.server.HTTPServer(("127.0.0.1", 0), _Unauthorized)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        assert provision.registry_answers(f"http://127.0.0.1:{server.server_port}/v2/") is True
+    finally:
+        server.shutdown()
+    assert provision.registry_answers(f"http://127.0.0.1:{free_port()}/v2/", timeout=1) is False
+    assert provision.registry_answers("https://registry.invalid/v2/", timeout=2) is False
+
+
+def test_it_reads_the_no_install_switch() -> None:
+    assert provision.installs_allowed({}) is True
+    assert provision.installs_allowed({"REFEREE_NO_SYSTEM_INSTALL": "0"}) is True
+    for value in ("1", "true", "yes"):
+        assert provision.installs_allowed({"REFEREE_NO_SYSTEM_INSTALL": value}) is False
+
+
+def test_it_sees_this_machine_as_it_is() -> None:
+    machine = provision.probe_machine(environ={"REFEREE_NO_SYSTEM_INSTALL": "1"})
+    assert machine.root == (os.geteuid() == 0)
+    assert machine.installs_allowed is False
+    assert machine.apt == (Path("/usr/bin/apt-get").exists() and provision.debian_like())
+    from sandbox.bwrap import probe
+
+    assert machine.bwrap == (probe() is None)
+
+
+def _settings_backend(var_dir: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    child = {k: v for k, v in os.environ.items() if k != "SANDBOX_BACKEND"}
+    child.update({"REFEREE_VAR_DIR": str(var_dir), "DJANGO_SETTINGS_MODULE": "config.settings", **env})
+    code = "import django; django.setup(); from django.conf import settings; print(settings.SANDBOX_BACKEND)"
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=child, capture_output=True, text=True)
+
+
+def test_it_remembers_the_choice_for_every_process_and_lets_the_environment_win(tmp_path: Path) -> None:
+    assert _settings_backend(tmp_path).stdout.strip() == "docker"  # nothing chosen yet
+    path = provision.remember(Choice(BWRAP, "no Docker engine answers; bubblewrap isolates"), tmp_path)
+    assert json.loads(path.read_text())["backend"] == BWRAP
+    assert provision.remembered(tmp_path)["reason"] == "no Docker engine answers; bubblewrap isolates"
+    assert _settings_backend(tmp_path).stdout.strip() == "bwrap"
+    assert _settings_backend(tmp_path, SANDBOX_BACKEND="docker").stdout.strip() == "docker"
+    path.write_text(json.dumps({"backend": "vm"}))
+    broken = _settings_backend(tmp_path)
+    assert (
+        broken.returncode != 0 and f"{path} (written by make up): SANDBOX_BACKEND='vm' is not one of" in broken.stderr
+    )
+
+
+@pytest.mark.django_db
+def test_it_shows_the_chosen_backend_and_why_on_healthz_and_the_overview(client_for, admin_user, settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+    settings.SANDBOX_BACKEND = "bwrap"
+    provision.remember(Choice(BWRAP, "no Docker engine answers; bubblewrap isolates the agents instead"), tmp_path)
+    sandbox = client_for(admin_user).get(reverse("healthz")).json()["sandbox"]
+    assert sandbox["backend"] == "bwrap"
+    assert sandbox["chosen"]["reason"] == "no Docker engine answers; bubblewrap isolates the agents instead"
+    page = client_for(admin_user).get(reverse("home")).content.decode()
+    assert "Sandbox: bwrap" in page
+    assert "weaker than Docker" in page and "Chosen by <code>make up</code>" in page
+    assert "no Docker engine answers; bubblewrap isolates the agents instead" in page
+
+
+@pytest.mark.django_db
+def test_it_states_the_sandbox_on_the_launch_page(client_for, researcher, settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+    settings.SANDBOX_BACKEND = "bwrap"
+    page = client_for(researcher).get(reverse("benchmark:run_launch")).content.decode()
+    assert "Sandbox: bwrap" in page and "its limits, listed above as they hold on this machine" in page
