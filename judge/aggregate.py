@@ -51,7 +51,7 @@ class RubricPanel:
 
     @property
     def failed(self) -> list[Judgment]:
-        return [j for j in self.judgments if j.status == Judgment.Status.FAILED]
+        return [j for j in self.judgments if j.status in Judgment.UNSCORED]
 
     @property
     def cost(self) -> float:

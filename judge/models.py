@@ -61,6 +61,10 @@ class Judgment(models.Model):
         RUNNING = "running"
         SUCCEEDED = "succeeded"
         FAILED = "failed"
+        TRUNCATED = "truncated", "truncated (cut at the token limit)"
+
+    # Finished without a review: shown as failures, never scored.
+    UNSCORED = (Status.FAILED, Status.TRUNCATED)
 
     class Source(models.TextChoices):
         REFEREE = "referee", "judged on Referee"

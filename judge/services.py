@@ -14,7 +14,7 @@ from django.utils import timezone
 from benchmark.llm import ConfigurationError, LLMError, complete, parse_model
 from benchmark.models import Artifact
 from judge.models import Judgment, Rubric
-from judge.parsing import ReplyError, reply_parse
+from judge.parsing import ReplyError, ReplyTruncated, reply_parse
 from judge.prompts import prompt_render
 from judge.rubrics import STAGES_FOR_ARTIFACT
 
@@ -33,6 +33,11 @@ def max_attempts() -> int:
 
 def judge_max_tokens() -> int:
     return int(getattr(settings, "JUDGE_MAX_TOKENS", 4096))
+
+
+def judge_max_tokens_cap() -> int:
+    """The largest budget a cut reply is retried with (never below the first budget)."""
+    return max(int(getattr(settings, "JUDGE_MAX_TOKENS_CAP", 16384)), judge_max_tokens())
 
 
 def judgment_request(
@@ -80,8 +85,8 @@ def _enqueue(judgment_id: int) -> None:
     django_rq.get_queue(JUDGE_QUEUE).enqueue("judge.jobs.run_judgment", judgment_id)
 
 
-def _fail(judgment: Judgment, error: str) -> Judgment:
-    judgment.status = Judgment.Status.FAILED
+def _fail(judgment: Judgment, error: str, status: str = Judgment.Status.FAILED) -> Judgment:
+    judgment.status = status
     judgment.error = error
     judgment.scores = {}
     judgment.findings = []
@@ -121,6 +126,8 @@ def _judge(judgment: Judgment) -> Judgment:
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt.user}]
     log: list[dict[str, Any]] = []
     error = ""
+    budget, cap = judge_max_tokens(), judge_max_tokens_cap()
+    truncated, tried = False, budget
     for attempt in range(1, max_attempts() + 1):
         judgment.attempts = attempt
         try:
@@ -129,7 +136,7 @@ def _judge(judgment: Judgment) -> Judgment:
                 system=prompt.system,
                 messages=messages,
                 temperature=judgment.temperature,
-                max_tokens=judge_max_tokens(),
+                max_tokens=budget,
             )
         except LLMError as exc:
             log.append({"attempt": attempt, "reply": exc.raw, "error": f"{type(exc).__name__}: {exc}"})
@@ -149,13 +156,22 @@ def _judge(judgment: Judgment) -> Judgment:
             "cost": completion.cost,
             "priced": completion.priced,
             "stop_reason": completion.stop_reason,
+            "max_tokens": budget,
         }
         try:
-            parsed = reply_parse(completion.text, rubric)
+            parsed = reply_parse(completion.text, rubric, stop_reason=completion.stop_reason)
+        except ReplyTruncated as exc:
+            # Not a review, whatever it looks like: ask the same question with room to finish.
+            truncated, tried = True, budget
+            error = f"{exc} at the {budget}-token budget"
+            log.append({**entry, "error": error, "truncated": True})
+            if budget >= cap:
+                break
+            budget = min(budget * 2, cap)
+            continue
         except ReplyError as exc:
+            truncated = False
             error = str(exc)
-            if completion.stop_reason in ("max_tokens", "length"):
-                error += f" (the reply was cut off at the {judge_max_tokens()}-token limit)"
             log.append({**entry, "error": error})
             messages = [
                 *messages,
@@ -174,4 +190,11 @@ def _judge(judgment: Judgment) -> Judgment:
         judgment.save()
         return judgment
     judgment.attempt_log = log
+    if truncated:
+        return _fail(
+            judgment,
+            f"truncated: the last reply, at a {tried}-token budget (cap {cap}, JUDGE_MAX_TOKENS_CAP), was cut off "
+            f"at the token limit after {judgment.attempts} attempt(s); no review recorded",
+            Judgment.Status.TRUNCATED,
+        )
     return _fail(judgment, f"no valid reply after {judgment.attempts} attempt(s); last error: {error}")

@@ -138,8 +138,8 @@ def campaign_agreement_data(
     ):
         label = labels[by_artifact[artifact_id]]
         if status != Judgment.Status.SUCCEEDED:
-            if status == Judgment.Status.FAILED:
-                faults.append(Fault("failed_judgment", label, f"{model}: {(error or '')[:200] or 'failed'}"))
+            if status in Judgment.UNSCORED:
+                faults.append(Fault(f"{status}_judgment", label, f"{model}: {(error or '')[:200] or status}"))
             else:
                 faults.append(Fault("pending_judgment", label, f"{model}: {status}, not counted"))
             continue
