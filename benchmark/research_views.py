@@ -23,7 +23,7 @@ from benchmark.research import paper_figure_url_map, research_launch, research_r
 from benchmark.research_files import content_type, file_path, is_image
 from benchmark.research_forms import CategoryForm, LaunchForm
 from benchmark.research_permissions import can_manage_research, can_view_research, visible_research
-from benchmark.research_progress import timeline
+from benchmark.research_progress import research_payload
 
 PAGE_SIZE = 50
 
@@ -166,6 +166,15 @@ def _stage_html(artifact: Artifact) -> str:
     return markdown_html(artifact.content)
 
 
+def _files(artifact: Artifact) -> dict[str, list[dict[str, str | None]]]:
+    """The experiment's stored logs/traces and code files, linked (every log of the run is shown)."""
+    data = artifact.data or {}
+    return {
+        key: [{"path": f, "url": _file_url(artifact, f)} for f in data.get(field) or [] if f in (artifact.files or [])]
+        for key, field in (("logs", "logs"), ("code", "code_files"))
+    }
+
+
 def _file_url(artifact: Artifact, relative: str | None) -> str | None:
     if not relative or relative not in (artifact.files or []):
         return None
@@ -177,9 +186,15 @@ def _file_url(artifact: Artifact, relative: str | None) -> str | None:
 def research_run(request: HttpRequest, code) -> HttpResponse:  # type: ignore[no-untyped-def]
     run = _viewable(request, code)
     artifacts = {a.stage: a for a in run.artifacts.all()}
+    payload = research_payload(run)
     sections = [
-        {"artifact": artifacts[s["stage"]], "html": _stage_html(artifacts[s["stage"]]), **s}
-        for s in timeline(run)
+        {
+            "artifact": artifacts[s["stage"]],
+            "html": _stage_html(artifacts[s["stage"]]),
+            **s,
+            **_files(artifacts[s["stage"]]),
+        }
+        for s in payload["stages"]
         if s["stage"] in artifacts
     ]
     return render(
@@ -187,7 +202,8 @@ def research_run(request: HttpRequest, code) -> HttpResponse:  # type: ignore[no
         "benchmark/research_run.html",
         {
             "run": run,
-            "timeline": timeline(run),
+            "payload": payload,
+            "timeline": payload["stages"],
             "sections": sections,
             "paper": artifacts.get(Artifact.Stage.PAPER),
             "can_manage": can_manage_research(request.user, run),

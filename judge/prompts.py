@@ -124,9 +124,10 @@ def supplementary(artifact: Artifact) -> tuple[str, str]:
     if experiment is None:
         return "", ""
     code_parts, trace_parts = [], []
+    logs = set((experiment.data or {}).get("logs") or [])  # any agent's trace or log (codex_log.log, ...)
     for relative in experiment.files or []:
         name = Path(relative).name.lower()
-        if name in TRACE_NAMES:
+        if name in TRACE_NAMES or relative in logs:
             text = _read(experiment, relative)
             if text is not None and name.endswith(".json"):
                 try:
