@@ -35,7 +35,8 @@ def _mlr_tasks():
 @require_GET
 @role_required(RESEARCHER, ADMIN)
 def research_home(request: HttpRequest) -> HttpResponse:
-    runs = visible_research(request.user).order_by("source", "-created_at")
+    # The 2,412 stepwise runs are read on the stepwise leaderboard, not listed here one by one.
+    runs = visible_research(request.user).exclude(source=ResearchRun.Source.STEPWISE).order_by("source", "-created_at")
     mine = [r for r in runs if r.source == ResearchRun.Source.REFEREE][:100]
     released = [r for r in runs if r.source == ResearchRun.Source.MLRBENCH]
     return render(
@@ -207,7 +208,7 @@ def research_run(request: HttpRequest, code) -> HttpResponse:  # type: ignore[no
             "sections": sections,
             "paper": artifacts.get(Artifact.Stage.PAPER),
             "can_manage": can_manage_research(request.user, run),
-            "run_attribution": RUN_ATTRIBUTION if run.source == ResearchRun.Source.MLRBENCH else "",
+            "run_attribution": RUN_ATTRIBUTION if run.source in ResearchRun.RELEASED else "",
         },
     )
 
@@ -262,7 +263,7 @@ def research_paper(request: HttpRequest, code) -> HttpResponse:  # type: ignore[
             "figures": figures,
             "text_files": text_files,
             "judgment_panel": _judgment_panel_html(request, paper),
-            "run_attribution": RUN_ATTRIBUTION if run.source == ResearchRun.Source.MLRBENCH else "",
+            "run_attribution": RUN_ATTRIBUTION if run.source in ResearchRun.RELEASED else "",
         },
     )
 

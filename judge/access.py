@@ -17,7 +17,7 @@ def may_see_judgments(user: Any, artifact: Artifact) -> bool:
     run = artifact.research_run
     if run.owner_id is not None:
         return run.owner_id == user.pk
-    return run.source == ResearchRun.Source.MLRBENCH
+    return run.source in ResearchRun.RELEASED
 
 
 def may_request_judgments(user: Any, artifact: Artifact) -> bool:
