@@ -11,4 +11,7 @@ urlpatterns = [
     path("judge/artifacts/<uuid:code>/", views.artifact_judgments, name="artifact_judgments"),
     path("judge/artifacts/<uuid:code>/request/", views.judgment_request_view, name="judgment_request"),
     path("judge/judgments/<uuid:code>/", views.judgment_detail, name="judgment_detail"),
+    path("judge/stepwise/<slug:stage>/", views.stepwise_leaderboard, name="stepwise_leaderboard"),
+    path("judge/stepwise/<slug:stage>/leaderboard.<str:fmt>", views.stepwise_export, name="stepwise_export"),
+    path("judge/stepwise/<slug:stage>/tasks/<uuid:code>/", views.stepwise_task, name="stepwise_task"),
 ]
