@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.roles import ADMIN, RESEARCHER, is_admin, role_required
+from benchmark.fabrication import stored_audit
 from benchmark.markdown import markdown_html
 from benchmark.mlr_import import ATTRIBUTION as RUN_ATTRIBUTION
 from benchmark.mlr_tasks import ATTRIBUTION as TASK_ATTRIBUTION
@@ -243,6 +244,7 @@ def research_paper(request: HttpRequest, code) -> HttpResponse:  # type: ignore[
     if paper is None or paper.status != Artifact.Status.DONE:
         raise Http404("this run has no paper (yet)")
     experiment = run.artifacts.filter(stage=Artifact.Stage.EXPERIMENT).first()
+    audit = stored_audit(paper)
     figures = []
     if experiment is not None:
         figures = [{"path": f, "url": _file_url(experiment, f)} for f in experiment.files or [] if is_image(f)]
@@ -263,6 +265,8 @@ def research_paper(request: HttpRequest, code) -> HttpResponse:  # type: ignore[
             "figures": figures,
             "text_files": text_files,
             "judgment_panel": _judgment_panel_html(request, paper),
+            "audit": audit,
+            "flagged": [n for n in (audit or {}).get("numbers", []) if not n["found"]],
             "run_attribution": RUN_ATTRIBUTION if run.source in ResearchRun.RELEASED else "",
         },
     )

@@ -8,8 +8,8 @@ from django.core.exceptions import ValidationError
 
 from benchmark.llm import ConfigurationError, parse_model, provider_configured
 from benchmark.llm.prices import KNOWN
-from judge.models import Rubric
-from judge.rubrics import STAGES_FOR_ARTIFACT, rubric_validate_dimensions
+from judge.models import Rubric, RubricPolicy
+from judge.rubrics import GATE_STATISTICS, STAGES_FOR_ARTIFACT, rubric_validate_dimensions
 from judge.services import MAX_JUDGES
 
 
@@ -35,6 +35,12 @@ class JudgmentRequestForm(forms.Form):
         super().__init__(*args, **kwargs)
         stages = STAGES_FOR_ARTIFACT.get(artifact.stage, ())
         self.fields["rubric"].queryset = Rubric.objects.filter(stage__in=stages).order_by("stage", "-version")
+        if not self.is_bound and stages:  # the stage's default version first (an admin's choice, else the newest)
+            from judge.rubrics import rubric_default
+
+            default = rubric_default(stages[0])
+            if default is not None:
+                self.initial.setdefault("rubric", default.code)
         self.fields["rubric"].label_from_instance = lambda r: f"{r.get_stage_display()} v{r.version}: {r.name}"
         self.fields["judge_models"].choices = judge_model_choices()
 
@@ -74,3 +80,13 @@ class RubricVersionForm(forms.Form):
         except json.JSONDecodeError as exc:
             raise ValidationError(f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from exc
         return rubric_validate_dimensions(value)
+
+
+class RubricPolicyForm(forms.ModelForm):
+    statistic = forms.ChoiceField(choices=[(k, f"{v[1]} ({v[0]} is better)") for k, v in GATE_STATISTICS.items()])
+    margin = forms.FloatField(min_value=0.001, max_value=10.0, help_text="on the statistic's own scale")
+
+    class Meta:
+        model = RubricPolicy
+        fields = ["require_gate", "statistic", "margin", "mode"]
+        labels = {"require_gate": "Require a passing regression gate before a version becomes the default"}

@@ -94,19 +94,18 @@ def stepwise_rubrics(stage: str) -> list[Rubric]:
     """Rubric versions with judgments of stepwise items of this stage, newest first."""
     return list(
         Rubric.objects.filter(
-            stage=stage, judgments__artifact__research_run__source=ResearchRun.Source.STEPWISE
+            stage=stage,
+            judgments__artifact__research_run__source=ResearchRun.Source.STEPWISE,
+            judgments__experiment__isnull=True,
         ).distinct().order_by("-version")
     )  # fmt: skip
-
-
-def _score_dims(rubric: Rubric) -> list[tuple[str, str]]:
-    return [(d["key"], d.get("name", d["key"])) for d in rubric.score_dimensions]
 
 
 def stepwise_judgments(stage: str, rubric: Rubric) -> Any:
     """The stepwise judgments of `stage` under `rubric`, on the models' own items (not given inputs)."""
     return Judgment.objects.filter(
         rubric=rubric,
+        experiment__isnull=True,  # judge experiments' re-runs are read by the judge lab, not the leaderboard
         artifact__stage=stage,
         artifact__research_run__source=ResearchRun.Source.STEPWISE,
         artifact__research_run__stages=[stage],  # the run's own stage: given inputs are never judged here
@@ -141,14 +140,32 @@ def _cells(values: np.ndarray) -> dict[int, Cell]:
     return out
 
 
-def stepwise_leaderboard(stage: str, rubric: Rubric | None = None) -> Leaderboard:
-    """The leaderboard of one stage under one rubric version (default: the newest one with judgments)."""
-    if rubric is None:
-        versions = stepwise_rubrics(stage)
-        rubric = versions[0] if versions else None
-    if rubric is None:
-        return Leaderboard(stage=stage, rubric=None, criteria=[], judges=[], views=[], rows=[])
-    criteria = _score_dims(rubric)
+@dataclass
+class ScoreMatrix:
+    """Every judge's score of every stepwise item of one stage, as arrays (leaderboard and agreement)."""
+
+    stage: str
+    rubric: Rubric
+    criteria: list[tuple[str, str]]  # (key, name)
+    scales: list[tuple[float, float]]  # per criterion (min, max)
+    judges: list[str]
+    artifact_ids: list[int]
+    models: list[str]  # per item: the model that wrote it
+    tasks: list[str]  # per item: the task slug
+    S: np.ndarray  # (items, judges, criteria), NaN where a judge gave no score
+    lengths: list[int] = field(default_factory=list)  # per item: words of the text (length probes)
+
+    def judges_mean(self) -> np.ndarray:
+        """(items, criteria): the mean of the judges that scored each item (NaN where none did)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ok = ~np.isnan(self.S)
+            return np.where(ok, self.S, 0.0).sum(axis=1) / ok.sum(axis=1)
+
+
+def stepwise_matrix(stage: str, rubric: Rubric, *, with_lengths: bool = False) -> ScoreMatrix:
+    dims = rubric.score_dimensions
+    criteria = [(d["key"], d.get("name", d["key"])) for d in dims]
+    scales = [(float(d.get("min", 1)), float(d.get("max", 10))) for d in dims]
     keys = [k for k, _ in criteria]
     rows = _score_rows(stage, rubric, keys)
     judges = sorted({r[3] for r in rows})
@@ -158,27 +175,49 @@ def stepwise_leaderboard(stage: str, rubric: Rubric | None = None) -> Leaderboar
     model_of: dict[int, str] = {}
     task_of: dict[int, str] = {}
     for artifact_id, model, slug, judge, *scores in rows:
-        S[index[artifact_id], judges.index(judge)] = [np.nan if s is None else s for s in scores]
+        S[index[artifact_id], judges.index(judge)] = [np.nan if v is None else v for v in scores]
         model_of[artifact_id], task_of[artifact_id] = model, slug
-    with np.errstate(invalid="ignore"):
-        ok = ~np.isnan(S)
-        mean = np.where(ok, S, 0.0).sum(axis=1) / ok.sum(axis=1)  # NaN where no judge scored
+    lengths: list[int] = []
+    if with_lengths:
+        words = {
+            pk: len(text.split()) for pk, text in Artifact.objects.filter(pk__in=artifacts).values_list("pk", "content")
+        }
+        lengths = [words.get(a, 0) for a in artifacts]
+    return ScoreMatrix(
+        stage=stage, rubric=rubric, criteria=criteria, scales=scales, judges=judges, artifact_ids=artifacts,
+        models=[model_of[a] for a in artifacts], tasks=[task_of[a] for a in artifacts], S=S, lengths=lengths,
+    )  # fmt: skip
+
+
+def default_rubric(stage: str) -> Rubric | None:
+    versions = stepwise_rubrics(stage)
+    return versions[0] if versions else None
+
+
+def stepwise_leaderboard(stage: str, rubric: Rubric | None = None) -> Leaderboard:
+    """The leaderboard of one stage under one rubric version (default: the newest one with judgments)."""
+    rubric = rubric or default_rubric(stage)
+    if rubric is None:
+        return Leaderboard(stage=stage, rubric=None, criteria=[], judges=[], views=[], rows=[])
+    m = stepwise_matrix(stage, rubric)
+    keys = [k for k, _ in m.criteria]
+    mean = m.judges_mean()
     items_per_model: dict[str, int] = {}
-    for model, in (
+    for (model,) in (
         Artifact.objects.filter(research_run__source=ResearchRun.Source.STEPWISE, research_run__stages=[stage], stage=stage)
         .values_list("research_run__backbone")
     ):  # fmt: skip
         items_per_model[model] = items_per_model.get(model, 0) + 1
-    views = [*judges, MEAN_VIEW] if len(judges) > 1 else judges
-    models = np.array([model_of[a] for a in artifacts], dtype=object)
+    views = [*m.judges, MEAN_VIEW] if len(m.judges) > 1 else m.judges
+    models = np.array(m.models, dtype=object)
     out_rows = []
     for model in sorted(items_per_model):
         sel = models == model
         cells: dict[str, dict[str, Cell]] = {}
-        for k, judge in enumerate(judges):
-            by = _cells(S[sel, k, :])
+        for k, judge in enumerate(m.judges):
+            by = _cells(m.S[sel, k, :])
             cells[judge] = {keys[c]: by[c] for c in by}
-        if len(judges) > 1:
+        if len(m.judges) > 1:
             by = _cells(mean[sel])
             cells[MEAN_VIEW] = {keys[c]: by[c] for c in by}
         out_rows.append(ModelRow(model=model, items=items_per_model[model], cells=cells))
@@ -192,18 +231,18 @@ def stepwise_leaderboard(stage: str, rubric: Rubric | None = None) -> Leaderboar
     )
     per_task: dict[str, dict[str, float | None]] = {}
     o = keys.index(rank_by) if rank_by else 0
-    for a in artifacts:
-        value = mean[index[a], o] if keys else np.nan
-        per_task.setdefault(task_of[a], {})[model_of[a]] = None if np.isnan(value) else float(value)
+    for i, slug in enumerate(m.tasks):
+        value = mean[i, o] if keys else np.nan
+        per_task.setdefault(slug, {})[m.models[i]] = None if np.isnan(value) else float(value)
     return Leaderboard(
         stage=stage,
         rubric=rubric,
-        criteria=criteria,
-        judges=judges,
+        criteria=m.criteria,
+        judges=m.judges,
         views=views,
         rows=out_rows,
         unscored=unscored,
-        items=len(artifacts),
+        items=len(m.artifact_ids),
         per_task=dict(sorted(per_task.items())),
     )
 

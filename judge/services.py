@@ -116,9 +116,13 @@ def judgment_execute(*, judgment: Judgment) -> Judgment:
 
 def _judge(judgment: Judgment) -> Judgment:
     rubric = judgment.rubric
+    config = judgment.experiment.config if judgment.experiment_id else None  # a judge experiment's settings
     try:
         prompt = prompt_render(
-            artifact=judgment.artifact, rubric=rubric, with_supplementary=judgment.with_supplementary
+            artifact=judgment.artifact,
+            rubric=rubric,
+            with_supplementary=judgment.with_supplementary,
+            note=config.prompt_note if config else "",
         )
     except (OSError, ValueError) as exc:  # an unreadable artifact file, a malformed stored trace
         return _fail(judgment, f"could not render the prompt: {type(exc).__name__}: {exc}")
@@ -126,7 +130,8 @@ def _judge(judgment: Judgment) -> Judgment:
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt.user}]
     log: list[dict[str, Any]] = []
     error = ""
-    budget, cap = judge_max_tokens(), judge_max_tokens_cap()
+    budget = (config.max_tokens if config and config.max_tokens else None) or judge_max_tokens()
+    cap = max(judge_max_tokens_cap(), budget)
     truncated, tried = False, budget
     for attempt in range(1, max_attempts() + 1):
         judgment.attempts = attempt

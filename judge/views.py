@@ -12,15 +12,15 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.roles import ADMIN, RESEARCHER, role_required
+from accounts.roles import ADMIN, RESEARCHER, is_admin, role_required
 from benchmark.markdown import markdown_html
 from benchmark.mlr_stepwise import ATTRIBUTION as STEPWISE_ATTRIBUTION
 from benchmark.models import Artifact, ResearchRun, Task
 from judge import leaderboard as lb
 from judge.access import may_request_judgments, may_see_judgments, may_see_released_judgments
-from judge.forms import JudgmentRequestForm, RubricVersionForm
+from judge.forms import JudgmentRequestForm, RubricPolicyForm, RubricVersionForm
 from judge.models import Judgment, Rubric
-from judge.rubrics import rubric_create_version, rubric_latest
+from judge.rubrics import gate_problem, rubric_create_version, rubric_latest, rubric_policy, rubric_set_default
 from judge.services import judgment_request
 
 
@@ -106,7 +106,46 @@ def rubric_list(request: HttpRequest) -> HttpResponse:
 def rubric_detail(request: HttpRequest, code: str) -> HttpResponse:
     rubric = get_object_or_404(Rubric, code=code)
     versions = Rubric.objects.filter(stage=rubric.stage).order_by("-version")
-    return render(request, "judge/rubric_detail.html", {"rubric": rubric, "versions": versions})
+    policy = rubric_policy(rubric.stage)
+    context = {
+        "rubric": rubric,
+        "versions": versions,
+        "policy": policy,
+        "policy_form": RubricPolicyForm(instance=policy) if is_admin(request.user) else None,
+        "default_blocked": gate_problem(rubric, None),
+    }
+    return render(request, "judge/rubric_detail.html", context)
+
+
+@require_POST
+@role_required(ADMIN)
+def rubric_policy_update(request: HttpRequest, stage: str) -> HttpResponse:
+    if stage not in Rubric.Stage.values:
+        raise Http404("no such rubric stage")
+    form = RubricPolicyForm(request.POST, instance=rubric_policy(stage))
+    if form.is_valid():
+        policy = form.save(commit=False)
+        policy.updated_by = request.user
+        policy.save()
+        messages.success(request, f"Default policy of the {stage} rubric saved.")
+    else:
+        messages.error(request, f"Policy not saved: {form.errors.as_text()}")
+    latest = rubric_latest(stage)
+    return redirect("judge:rubric_detail", code=latest.code) if latest else redirect("judge:rubric_list")
+
+
+@require_POST
+@role_required(ADMIN)
+def rubric_make_default(request: HttpRequest, code: str) -> HttpResponse:
+    """Make a version the default directly; refused while the stage's policy requires a passing gate."""
+    rubric = get_object_or_404(Rubric, code=code)
+    try:
+        rubric_set_default(rubric=rubric, user=request.user)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, f"{rubric} is now the default.")
+    return redirect("judge:rubric_detail", code=rubric.code)
 
 
 @require_http_methods(["GET", "POST"])
