@@ -125,7 +125,7 @@ def test_it_reads_command_outputs_of_the_trace_but_not_what_the_agent_wrote_or_r
     assert excluded["results/metrics.json"].startswith("written by the agent's own write tool")
     assert excluded["results/results.md"].startswith("markdown the agent wrote")
     assert result["sources"] == [
-        {"name": "claude_output.json (command outputs)", "kind": "trace tool output", "numbers": 9}
+        {"name": "claude_output.json (command outputs)", "kind": "trace tool output", "numbers": 7}
     ]
     paper.refresh_from_db()
     assert paper.data["fabrication_audit"]["flagged"] == 3  # stored with the paper
