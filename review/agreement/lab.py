@@ -17,6 +17,8 @@ the change, and the pass/fail gate an admin can require before a rubric version 
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import math
 import time
 from dataclasses import replace
@@ -37,6 +39,7 @@ from .data import AgreementData, Paired
 from .pairing import _all_pair_diffs, pair
 from .suite import analyse
 
+log = logging.getLogger(__name__)
 MAX_COMPARISON_BOOTSTRAP = 2000
 MIN_VALID_SHARE = 0.8  # a change's CI needs the statistic defined in 80% of the resamples
 
@@ -293,6 +296,7 @@ def comparison_execute(*, comparison: JudgeComparison) -> JudgeComparison:
     except ValidationError as exc:
         comparison.status, comparison.error = JudgeComparison.Status.FAILED, " ".join(exc.messages)
     except Exception as exc:  # a bug ends as a visible failure, not a row stuck in running
+        log.exception("comparison %s failed", comparison.code)
         comparison.status, comparison.error = (
             JudgeComparison.Status.FAILED,
             f"internal error: {type(exc).__name__}: {exc}",
@@ -321,3 +325,59 @@ def gate_evidence(comparison: JudgeComparison) -> dict[str, Any]:
         "passed": gate.get("passed") is True and comparison.status == JudgeComparison.Status.FINISHED,
         "criteria": gate.get("criteria", []),
     }
+
+
+def _lengths(data: AgreementData, p: Paired, campaign: Campaign) -> np.ndarray:
+    """Words of each paired item's text (the length probe's x)."""
+    from review.models import CampaignItem
+
+    code_of = dict(zip(data.items, data.meta.get("item_codes", []), strict=False))
+    words = {
+        code: len(text.split())
+        for code, text in CampaignItem.objects.filter(campaign=campaign, code__in=list(code_of.values())).values_list(
+            "code", "artifact__content"
+        )
+    }
+    return np.array([float(words.get(code_of.get(label, ""), np.nan)) for label in p.items], dtype=float)
+
+
+def experiment_report(experiment: JudgeExperiment, *, seed: int = 0) -> dict[str, Any]:
+    """Every probe that applies to the experiment, as it stands (cached while its judgments are unchanged)."""
+    from judge.experiments import experiment_summary
+
+    from . import probes
+    from .cache import _get, _set, computed
+
+    summary = experiment_summary(experiment)
+    gold = experiment.gold_set
+    reviews = Review.objects.filter(
+        assignment__campaign__code=gold.reference, status=Review.Status.SUBMITTED
+    ).values_list("updated_at", flat=True)
+    state = [experiment.pk, experiment.status, summary, str(max(reviews, default="")), len(reviews), seed]
+    key = "lab_experiment:" + hashlib.sha256(repr(state).encode()).hexdigest()[:24]
+    cached = _get(key)
+    if cached is not None:
+        return cached
+    computed["lab_experiment"] += 1
+    report: dict[str, Any] = {
+        "experiment": describe_config(experiment),
+        "status": experiment.status,
+        "judgments": summary,
+    }
+    if experiment.kind == JudgeExperiment.Kind.PAIRWISE:
+        report["position"] = probes.position(experiment)
+    else:
+        report["stability"] = probes.stability(experiment, seed=seed)
+        try:
+            campaign = gold_campaign(gold)
+            data = experiment_data(experiment)
+            p = pair(data, "strict")
+            report["leniency"] = probes.leniency(p, seed=seed)
+            report["length"] = probes.length(p, _lengths(data, p, campaign), seed=seed)
+            report["self_preference"] = probes.self_preference(p, experiment.config.judge_model, seed=seed)
+            report["items_with_humans"] = len(p.items)
+            report["faults"] = [f.as_dict() for f in p.faults][:200]
+        except ValidationError as exc:
+            report["humans_note"] = " ".join(exc.messages)
+    _set(key, report)  # NaN kept: the HTML tables show "-"; the JSON download cleans it to null
+    return report

@@ -184,7 +184,7 @@ def self_preference(p: Paired, judge_model: str, *, seed: int = 0) -> dict[str, 
     """Residual on the judge family's own items minus the residual on the others, by criterion."""
     _, r = _residuals(p)
     family = family_of(judge_model)
-    own = np.array([family_of(s) == family for s in p.item_system])
+    own = np.array([family_of(s) == family for s in p.item_system], dtype=bool)
     rng = np.random.default_rng(seed)
     return {
         "probe": "self_preference",
@@ -205,8 +205,8 @@ def self_preference_judges(m: ScoreMatrix, *, seed: int = 0) -> dict[str, Any]:
     for x, y in ((0, 1), (1, 0)):
         fx, fy = family_of(m.judges[x]), family_of(m.judges[y])
         d = m.S[:, x, :] - m.S[:, y, :]
-        own = np.array([f == fx for f in families])
-        neither = np.array([f not in (fx, fy) for f in families])
+        own = np.array([f == fx for f in families], dtype=bool)
+        neither = np.array([f not in (fx, fy) for f in families], dtype=bool)
         out[m.judges[x]] = {
             "family": fx,
             "other_judge": m.judges[y],
