@@ -62,9 +62,11 @@ class StepwiseReviewReport:
 
 def stepwise_artifacts() -> dict[tuple[str, str, str], Artifact]:
     """(task slug, model, stage) -> the model's own idea or proposal artifact of the stepwise import."""
-    rows = Artifact.objects.filter(research_run__source=ResearchRun.Source.STEPWISE, stage__in=STAGES).select_related(
-        "research_run__task"
-    )
+    rows = (
+        Artifact.objects.filter(research_run__source=ResearchRun.Source.STEPWISE, stage__in=STAGES)
+        .select_related("research_run__task")
+        .only("pk", "stage", "research_run__backbone", "research_run__stages", "research_run__task__slug")
+    )  # the texts are not needed to attach reviews: 2,412 of them are megabytes
     out: dict[tuple[str, str, str], Artifact] = {}
     for artifact in rows:
         run = artifact.research_run
