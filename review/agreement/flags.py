@@ -62,18 +62,22 @@ def _truth() -> tuple[dict[int, dict[str, float]], dict[str, Any]]:
     return dict(truth), coverage
 
 
-def _judge_flags(papers: list[int]) -> dict[str, dict[int, dict[str, float]]]:
-    """source ('<judge> · hallucination audit' / '<judge> · experiment flag') -> paper -> kind -> 0/1."""
-    out: dict[str, dict[int, dict[str, float]]] = defaultdict(dict)
-    audits = (
+def _latest_first(artifacts: list[int], rubric_stage: str, field: str) -> Any:
+    """(artifact, judge model, field) of the items' own succeeded judgments, each judge's latest first."""
+    return (
         Judgment.objects.filter(
-            artifact_id__in=papers, rubric__stage="hallucination", status=Judgment.Status.SUCCEEDED,
+            artifact_id__in=artifacts, rubric__stage=rubric_stage, status=Judgment.Status.SUCCEEDED,
             experiment__isnull=True,
         )
         .order_by("artifact_id", "judge_model", "-created_at", "-id")
-        .values_list("artifact_id", "judge_model", "findings")
+        .values_list("artifact_id", "judge_model", field)
     )  # fmt: skip
-    for artifact_id, model, findings in audits:
+
+
+def _judge_flags(papers: list[int]) -> dict[str, dict[int, dict[str, float]]]:
+    """source ('<judge> · hallucination audit' / '<judge> · experiment flag') -> paper -> kind -> 0/1."""
+    out: dict[str, dict[int, dict[str, float]]] = defaultdict(dict)
+    for artifact_id, model, findings in _latest_first(papers, "hallucination", "findings"):
         source = f"{model} · hallucination audit"
         if artifact_id in out[source]:
             continue  # the latest judgment only
@@ -88,15 +92,7 @@ def _judge_flags(papers: list[int]) -> dict[str, dict[int, dict[str, float]]]:
         )
     )
     paper_of = {experiments[r]: p for p, r in run_of.items() if r in experiments}
-    flags_q = (
-        Judgment.objects.filter(
-            artifact_id__in=list(paper_of), rubric__stage="experiment", status=Judgment.Status.SUCCEEDED,
-            experiment__isnull=True,
-        )
-        .order_by("artifact_id", "judge_model", "-created_at", "-id")
-        .values_list("artifact_id", "judge_model", "scores")
-    )  # fmt: skip
-    for artifact_id, model, scores in flags_q:
+    for artifact_id, model, scores in _latest_first(list(paper_of), "experiment", "scores"):
         source = f"{model} · experiment flag"
         paper = paper_of[artifact_id]
         value = ((scores or {}).get("hallucination") or {}).get("score")
