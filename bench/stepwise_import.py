@@ -279,6 +279,20 @@ def main() -> None:
             assert same, "the two leaderboards disagree"
             figures["ratio_naive_over_referee_p50"] = figures["naive_compute"]["p50_ms"] / figures["compute"]["p50_ms"]
             print(f"    per-row / Referee (p50): {figures['ratio_naive_over_referee_p50']:.1f}x")
+            from review.agreement.judge_pair import judge_pair_analysis
+
+            print("judge vs judge (idea stage, every two-rater statistic, bootstrap B=1000)")
+            pair = _measure("cold analysis (then cached)", lambda: judge_pair_analysis(stage="idea", n_boot=1000))
+            figures["judge_pair"] = {k: v for k, v in pair.items() if k != "value"}
+            overall = pair["value"]["criteria"]["Overall"]
+            print(
+                "    Overall: quadratic kappa {:.3f}, Spearman {:.3f}, exact agreement {:.3f}, within one {:.3f}, "
+                "mean bias (A - B) {:+.3f}".format(
+                    overall["kappa_quadratic"]["estimate"], overall["spearman"]["estimate"],
+                    overall["percent_agreement"]["estimate"], overall["percent_agreement"]["extra"]["within_one"],
+                    overall["bias_a_minus_b"]["estimate"],
+                )
+            )  # fmt: skip
         finally:
             _teardown(info)
         if not args.skip_naive_import:
