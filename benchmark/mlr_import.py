@@ -224,6 +224,16 @@ def figure_relative(ref: str) -> str | None:
     return clean_relative(joined.removeprefix("results/"))
 
 
+def _own_file(path: Path, root: Path) -> bool:
+    """A regular file that is really inside `root`: a symlink (to /etc/shadow, another run) is never copied."""
+    if not path.is_file() or path.is_symlink():
+        return False
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except OSError:
+        return False
+
+
 def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
 
@@ -352,6 +362,9 @@ def _copy_tree(*, artifact: Artifact, folder: Path, report: RunImportReport, fau
         if not file.is_file():
             continue
         relative = file.relative_to(folder).as_posix()
+        if not _own_file(file, folder):
+            faults.append(f"experiment: results/{relative} is a link out of the run folder; not copied")
+            continue
         suffix = file.suffix.lower()
         if suffix not in IMAGE_SUFFIXES | TEXT_SUFFIXES:
             continue  # code, checkpoints and binaries are not part of the release's results
@@ -370,6 +383,9 @@ def _store_agent_files(
     logs: list[str] = []
     for name in [*agent.trace_files, *agent.log_files]:
         source = run_dir / name
+        if not _own_file(source, run_dir):
+            faults.append(f"experiment: {name} is a link out of the run folder; not copied")
+            continue
         if source.stat().st_size > MAX_FILE_BYTES:
             faults.append(f"experiment: {name} is larger than {MAX_FILE_BYTES // 2**20} MB; not copied")
             continue
@@ -379,6 +395,11 @@ def _store_agent_files(
     for folder in agent.code_dirs:
         for file in sorted((run_dir / folder).rglob("*")):
             if not file.is_file():
+                continue
+            if not _own_file(file, run_dir / folder):
+                faults.append(
+                    f"experiment: {file.relative_to(run_dir).as_posix()} is a link out of the run folder; not copied"
+                )
                 continue
             suffix = file.suffix.lower()
             if suffix not in CODE_SUFFIXES | TEXT_SUFFIXES or file.stat().st_size > MAX_FILE_BYTES:
@@ -486,7 +507,7 @@ def _import_paper(*, run: ResearchRun, run_dir: Path, faults: list[str], report:
     for ref in dict.fromkeys(_IMAGE_REF.findall(paper)):
         relative = figure_relative(ref)
         source = run_dir / "results" / relative if relative else None
-        if source is None or not source.is_file() or source.stat().st_size > MAX_FILE_BYTES:
+        if source is None or not _own_file(source, run_dir) or source.stat().st_size > MAX_FILE_BYTES:
             missing.append(ref)
             continue
         figure_map[ref] = file_store(artifact=artifact, relative=relative, source=source)

@@ -182,3 +182,22 @@ def test_the_command_names_the_stepwise_folders_and_the_command_that_imports_the
     message = str(raised.value)
     assert "holds MLR-Bench's stepwise results" in message
     assert f"manage.py import_mlr_stepwise {repo}" in message
+
+
+@pytest.mark.django_db
+def test_it_never_copies_a_link_out_of_the_run_folder(media, tmp_path, task):
+    secret = tmp_path / "host_secret.txt"
+    secret.write_text("root:x:0:0")
+    run = _run_folder(tmp_path, "qwen", {"codex_log.log": "ok\n", "codex/main.py": "print(1)\n"})
+    (run / "codex" / "leak.txt").symlink_to(secret)
+    (run / "results" / "leak.log").symlink_to(secret)
+    (run / "gemini_log.log").symlink_to(secret)
+    out = io.StringIO()
+    import_mlr_runs(tmp_path, stdout=out)
+    experiment = find_imported_run(task_slug=SLUG, backbone="qwen").artifacts.get(stage="experiment")
+    assert not {"codex/leak.txt", "results/leak.log", "gemini_log.log"} & set(experiment.files)
+    stored = [p.read_text() for p in artifact_dir(experiment).rglob("*") if p.is_file()]
+    assert all("root:x" not in text for text in stored)
+    text = out.getvalue()
+    for name in ("codex/leak.txt", "results/leak.log", "gemini_log.log"):
+        assert f"experiment: {name} is a link out of the run folder; not copied" in text
