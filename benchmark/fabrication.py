@@ -55,6 +55,8 @@ REFERENCE_WORDS = re.compile(
 _NUMBER = re.compile(r"[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _EVIDENCE_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+(?![\d])|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+# A paper written without markdown headings ("4. Experiments", "4.2 Results" on a line of their own).
+_PLAIN_HEADING = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+([A-Z][^.!?|]{1,80})$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _CITATION = re.compile(r"\[(?:\d+(?:\s*[,–-]\s*\d+)*)\]")
@@ -161,6 +163,18 @@ def _sentences(paragraph: str) -> list[tuple[int, str]]:
     return out
 
 
+def results_sections(markdown: str) -> list[str]:
+    """The headings the audit reads as results sections (shown when it finds no number)."""
+    out = []
+    for raw in markdown.splitlines():
+        heading = _HEADING.match(raw)
+        plain = None if heading else _PLAIN_HEADING.match(raw.strip())
+        title = heading.group(2).strip() if heading else (raw.strip() if plain else "")
+        if title and RESULTS_HEADING.search(title):
+            out.append(title)
+    return out
+
+
 def extract_claims(markdown: str) -> list[Claim]:
     """Every number the paper reports in its results sections and tables."""
     claims: list[Claim] = []
@@ -195,9 +209,13 @@ def extract_claims(markdown: str) -> list[Claim]:
         if in_fence:
             continue
         heading = _HEADING.match(raw)
-        if heading:
+        plain = None if heading else _PLAIN_HEADING.match(raw.strip())
+        if heading or plain:
             flush()
-            level, title = len(heading.group(1)), heading.group(2).strip()
+            if heading:
+                level, title = len(heading.group(1)), heading.group(2).strip()
+            else:
+                level, title = 1 + plain.group(1).count("."), raw.strip()
             while stack and stack[-1][0] >= level:
                 stack.pop()
             stack.append((level, title, bool(RESULTS_HEADING.search(title))))
@@ -386,8 +404,17 @@ def audit_texts(
         "numbers": [c.as_dict() for c in claims],
         "sources": [{"name": s.name, "kind": s.kind, "numbers": n} for s, n in zip(sources, index.counts, strict=True)],
         "excluded": excluded or [],
-        "note": "" if sources else "no execution evidence stored for this run: every number is flagged",
+        "results_sections": results_sections(paper_markdown),
+        "note": _note(paper_markdown, claims, sources),
     }
+
+
+def _note(markdown: str, claims: list[Claim], sources: list[Source]) -> str:
+    if not claims and not results_sections(markdown):
+        return "no results section or table found: nothing to audit (0 flagged is not a clean bill)"
+    if not claims:
+        return "the results sections hold no number to check"
+    return "" if sources else "no execution evidence stored for this run: every number is flagged"
 
 
 def audit_paper(paper: Artifact, *, store: bool = True) -> dict[str, Any]:

@@ -143,8 +143,9 @@ def fabrication_comparison(*, min_flags: int = 1) -> dict[str, Any]:
             "flagged": audit["flagged"] if audit else None,
         }
         rows.append(row)
-        if audit is None or label.value == HallucinationLabel.Value.NOT_SURE:
-            continue
+        row["note"] = (audit or {}).get("note", "")
+        if audit is None or not audit["claims"] or label.value == HallucinationLabel.Value.NOT_SURE:
+            continue  # not audited, nothing to audit (no results numbers), or no human verdict
         truth[label.artifact_id] = {"faked_results": float(label.value == HallucinationLabel.Value.YES)}
         pred[label.artifact_id] = {"faked_results": float(audit["flagged"] >= min_flags)}
     return {
@@ -152,5 +153,6 @@ def fabrication_comparison(*, min_flags: int = 1) -> dict[str, Any]:
         "decision": _decide(truth, pred, "faked_results"),
         "papers": rows,
         "not_audited": sum(1 for r in rows if not r["audited"]),
+        "nothing_to_audit": sum(1 for r in rows if r["audited"] and not r["claims"]),
         "reading": f"the audit flags a paper when {min_flags} or more of its results numbers are found nowhere",
     }

@@ -144,3 +144,12 @@ def test_the_command_audits_runs_and_the_paper_page_shows_the_flags(media, admin
     page = client_for(admin_user).get(reverse("benchmark:research_paper", args=[run.code])).content.decode()
     assert 'id="fabrication-audit"' in page and "<strong>3 found nowhere</strong>" in page
     assert "On the hard split it scores 95.2% - a number no code produced." in page
+
+
+def test_it_reads_plain_numbered_headings_and_says_when_there_is_no_results_section():
+    plain = "Title: A study\n\n1. Introduction\nWe beat 99.1% of prior work.\n\n4. Experimental Results\nWe reach 91.3% accuracy.\n"
+    result = audit_texts(plain, [Source(name="log", kind="log", text=LOG)])
+    assert [n["text"] for n in result["numbers"]] == ["91.3%"] and result["found"] == 1
+    assert result["results_sections"] == ["4. Experimental Results"]
+    none = audit_texts("# Paper\n\n## Method\n\nWe use 0.5 dropout.\n", [Source(name="log", kind="log", text=LOG)])
+    assert none["claims"] == 0 and none["note"].startswith("no results section or table found")
