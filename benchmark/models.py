@@ -452,6 +452,10 @@ class ResearchRun(models.Model):
     class Source(models.TextChoices):
         REFEREE = "referee", "run on Referee"
         MLRBENCH = "mlrbench", "imported from MLR-Bench"
+        STEPWISE = "stepwise", "MLR-Bench stepwise"
+
+    # Released data: ownerless, read-only, visible to every researcher.
+    RELEASED = (Source.MLRBENCH, Source.STEPWISE)
 
     code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="research_runs")

@@ -230,6 +230,8 @@ LLM_TIMEOUT = env_float("LLM_TIMEOUT", 120.0, minimum=1.0)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 3, minimum=0, maximum=20)
 JUDGE_MAX_ATTEMPTS = env_int("JUDGE_MAX_ATTEMPTS", 3, minimum=1, maximum=10)
 JUDGE_MAX_TOKENS = env_int("JUDGE_MAX_TOKENS", 4096, minimum=256)
+# A reply cut at the token limit is asked again with twice the budget, up to this; then recorded as truncated.
+JUDGE_MAX_TOKENS_CAP = env_int("JUDGE_MAX_TOKENS_CAP", 16384, minimum=256)
 
 # Literature search for the research pipeline and the agent's literature_search tool.
 LITERATURE_PROVIDER = env_choice("LITERATURE_PROVIDER", "", ("", "openai_search", "semantic_scholar", "corpus"))

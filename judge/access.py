@@ -17,7 +17,7 @@ def may_see_judgments(user: Any, artifact: Artifact) -> bool:
     run = artifact.research_run
     if run.owner_id is not None:
         return run.owner_id == user.pk
-    return run.source == ResearchRun.Source.MLRBENCH
+    return run.source in ResearchRun.RELEASED
 
 
 def may_request_judgments(user: Any, artifact: Artifact) -> bool:
@@ -25,3 +25,13 @@ def may_request_judgments(user: Any, artifact: Artifact) -> bool:
     if is_admin(user):
         return True
     return may_see_judgments(user, artifact) and artifact.research_run.owner_id == user.pk
+
+
+def may_see_released_judgments(user: Any) -> bool:
+    """The judge-side pages of released data (stepwise leaderboard): admins and researchers, never reviewers.
+
+    They show model identity next to judge scores, the two things blinding hides from reviewers.
+    """
+    if is_admin(user):
+        return True
+    return is_researcher(user) and not is_reviewer(user)

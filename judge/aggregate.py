@@ -51,7 +51,7 @@ class RubricPanel:
 
     @property
     def failed(self) -> list[Judgment]:
-        return [j for j in self.judgments if j.status == Judgment.Status.FAILED]
+        return [j for j in self.judgments if j.status in Judgment.UNSCORED]
 
     @property
     def cost(self) -> float:
@@ -85,7 +85,9 @@ def rubric_panel(*, rubric: Rubric, judgments: list[Judgment]) -> RubricPanel:
 def judgment_panels(*, artifact: Any) -> list[RubricPanel]:
     """One panel per rubric version used on the artifact, newest version of each stage first."""
     judgments = list(
-        Judgment.objects.filter(artifact=artifact).select_related("rubric").order_by("judge_model", "created_at")
+        Judgment.objects.filter(artifact=artifact, experiment__isnull=True)
+        .select_related("rubric")
+        .order_by("judge_model", "created_at")
     )
     by_rubric: dict[int, list[Judgment]] = {}
     rubrics: dict[int, Rubric] = {}

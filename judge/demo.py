@@ -28,3 +28,35 @@ def seed(stdout: TextIO) -> None:
         except (ModuleNotFoundError, AttributeError) as exc:
             stdout.write(f"MLR-Bench runs: importer unavailable ({exc}); reviews need them\n")
     import_mlr_reviews(root, stdout=stdout)
+    stepwise_seed(root, stdout)
+
+
+def stepwise_seed(root: Path, stdout: TextIO) -> None:
+    """The stepwise ideas and proposals with both judges' reviews, once (about ten seconds)."""
+    if not (root / "agent_results" / "ideas_and_proposals").is_dir():
+        stdout.write("MLR-Bench stepwise results: no agent_results/ideas_and_proposals/; skipped\n")
+        return
+    from benchmark.models import ResearchRun
+
+    if ResearchRun.objects.filter(source=ResearchRun.Source.STEPWISE).exists():
+        stdout.write("MLR-Bench stepwise results: already imported (re-import: manage.py import_mlr_stepwise DIR)\n")
+        return
+    from importlib import import_module
+
+    from judge.mlr_stepwise import import_stepwise_reviews
+
+    results = import_module("benchmark.research.stepwise").import_stepwise_results(root, stdout=_Summary(stdout))
+    reviews = import_stepwise_reviews(root)
+    stdout.write(f"MLR-Bench stepwise results: {results.imported} ideas and proposals, {reviews.total} reviews\n")
+
+
+class _Summary:
+    """Only the first line of an import report (its faults are on the pages and in the command's output)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out, self.done = out, False
+
+    def write(self, text: str) -> None:
+        if not self.done:
+            self.out.write(text)
+            self.done = True

@@ -9,8 +9,8 @@ from django.core.exceptions import ValidationError
 from benchmark.llm.endpoints import usable_endpoints
 from benchmark.llm.forms import OTHER, model_choices, model_pick
 from benchmark.models import ModelEndpoint
-from judge.models import Rubric
-from judge.rubrics import STAGES_FOR_ARTIFACT, rubric_validate_dimensions
+from judge.models import Rubric, RubricPolicy
+from judge.rubrics import GATE_STATISTICS, STAGES_FOR_ARTIFACT, rubric_validate_dimensions
 from judge.services import MAX_JUDGES
 
 
@@ -36,6 +36,12 @@ class JudgmentRequestForm(forms.Form):
         self.user = user
         stages = STAGES_FOR_ARTIFACT.get(artifact.stage, ())
         self.fields["rubric"].queryset = Rubric.objects.filter(stage__in=stages).order_by("stage", "-version")
+        if not self.is_bound and stages:  # the stage's default version first (an admin's choice, else the newest)
+            from judge.rubrics import rubric_default
+
+            default = rubric_default(stages[0])
+            if default is not None:
+                self.initial.setdefault("rubric", default.code)
         self.fields["rubric"].label_from_instance = lambda r: f"{r.get_stage_display()} v{r.version}: {r.name}"
         self.fields["judge_models"].choices = model_choices(user, other=False)
         open_endpoints = [(str(e.code), e.name) for e in usable_endpoints(user) if e.open_models]
@@ -83,3 +89,13 @@ class RubricVersionForm(forms.Form):
         except json.JSONDecodeError as exc:
             raise ValidationError(f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from exc
         return rubric_validate_dimensions(value)
+
+
+class RubricPolicyForm(forms.ModelForm):
+    statistic = forms.ChoiceField(choices=[(k, f"{v[1]} ({v[0]} is better)") for k, v in GATE_STATISTICS.items()])
+    margin = forms.FloatField(min_value=0.001, max_value=10.0, help_text="on the statistic's own scale")
+
+    class Meta:
+        model = RubricPolicy
+        fields = ["require_gate", "statistic", "margin", "mode"]
+        labels = {"require_gate": "Require a passing regression gate before a version becomes the default"}

@@ -25,6 +25,19 @@ class ReplyError(ValueError):
     """The reply cannot be turned into a valid judgment; the message says exactly why."""
 
 
+class ReplyTruncated(ReplyError):
+    """The provider stopped the reply at the token limit: whatever it holds is not a complete review."""
+
+
+# How the transports report a reply cut at the token budget: Anthropic `stop_reason: "max_tokens"`,
+# OpenAI (and compatible servers) `finish_reason: "length"`.
+LENGTH_STOPS = frozenset({"max_tokens", "length"})
+
+
+def is_length_stop(stop_reason: str | None) -> bool:
+    return (stop_reason or "") in LENGTH_STOPS
+
+
 @dataclass
 class ParsedReply:
     scores: dict[str, dict[str, Any]]
@@ -298,8 +311,17 @@ def _jsonable(value: Any) -> bool:
     return True
 
 
-def reply_parse(text: str, rubric: Rubric) -> ParsedReply:
-    """Validate a judge's reply against the rubric version. Raises ReplyError with a precise message."""
+def reply_parse(text: str, rubric: Rubric, *, stop_reason: str = "") -> ParsedReply:
+    """Validate a judge's reply against the rubric version. Raises ReplyError with a precise message.
+
+    A reply the transport reports as cut at the token limit raises ReplyTruncated before any
+    parsing: a cut reply can still hold a balanced JSON object (the judge was writing prose after
+    it, or the repairs close it), and scoring that as a complete review would be made up.
+    """
+    if is_length_stop(stop_reason):
+        raise ReplyTruncated(
+            f"the reply was cut off at the token limit (stop reason {stop_reason!r}); not parsed as a review"
+        )
     data, repairs = extract_json(text)
     aligned = _align_keys(data, rubric, repairs)
     try:

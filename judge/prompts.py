@@ -124,9 +124,10 @@ def supplementary(artifact: Artifact) -> tuple[str, str]:
     if experiment is None:
         return "", ""
     code_parts, trace_parts = [], []
+    logs = set((experiment.data or {}).get("logs") or [])  # any agent's trace or log (codex_log.log, ...)
     for relative in experiment.files or []:
         name = Path(relative).name.lower()
-        if name in TRACE_NAMES:
+        if name in TRACE_NAMES or relative in logs:
             text = _read(experiment, relative)
             if text is not None and name.endswith(".json"):
                 try:
@@ -184,7 +185,12 @@ def _reply_format(rubric: Rubric) -> str:
     return json.dumps(example, indent=2)
 
 
-def prompt_render(*, artifact: Artifact, rubric: Rubric, with_supplementary: bool) -> RenderedPrompt:
+def system_prompt(note: str = "") -> str:
+    """The judge's system prompt; a configuration's prompt variant (note) is appended, and hashed with it."""
+    return f"{SYSTEM}\n\n{note.strip()}" if note.strip() else SYSTEM
+
+
+def prompt_render(*, artifact: Artifact, rubric: Rubric, with_supplementary: bool, note: str = "") -> RenderedPrompt:
     run = artifact.research_run
     task = run.task
     sections = [
@@ -217,4 +223,23 @@ def prompt_render(*, artifact: Artifact, rubric: Rubric, with_supplementary: boo
         "# Your reply\n\nReply with one JSON object with exactly these keys, and nothing before or after it:\n\n"
         f"```json\n{_reply_format(rubric)}\n```"
     )
-    return RenderedPrompt(system=SYSTEM, user="\n\n".join(sections))
+    return RenderedPrompt(system=system_prompt(note), user="\n\n".join(sections))
+
+
+PAIRWISE_REPLY = {"preferred": "first | second | tie", "justification": "..."}
+
+
+def pairwise_render(*, first: Artifact, second: Artifact, rubric: Rubric, note: str = "") -> RenderedPrompt:
+    """Which of two items of the same task is better under the rubric: the order shown is the probe's variable."""
+    task = first.research_run.task
+    criteria = "\n".join(f"- {d['name']}: {' '.join(d['questions'])}" for d in rubric.score_dimensions)
+    sections = [
+        f"# Rubric: {rubric.name} (version {rubric.version})\n\n{rubric.instructions}",
+        f"# The research task ({task.venue} {task.year or ''}: {task.slug})\n\n{task.description.strip()}",
+        f"# The first {first.get_stage_display()}\n\n{_clip(first.content.strip(), MATERIAL_BUDGET) or '(empty)'}",
+        f"# The second {second.get_stage_display()}\n\n{_clip(second.content.strip(), MATERIAL_BUDGET) or '(empty)'}",
+        f"# What to judge\n\nWhich of the two is better overall, weighing these criteria:\n{criteria}",
+        "# Your reply\n\nReply with one JSON object and nothing else:\n\n"
+        f"```json\n{json.dumps(PAIRWISE_REPLY, indent=2)}\n```",
+    ]
+    return RenderedPrompt(system=system_prompt(note), user="\n\n".join(sections))

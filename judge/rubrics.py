@@ -13,6 +13,14 @@ from judge.models import Rubric
 from judge.rubric_data import BANDS, RUBRICS
 
 KINDS = ("score", "confidence", "flag", "findings")
+# Statistics a regression gate can be stated on (keys of the agreement suite) and which way is better.
+GATE_STATISTICS = {
+    "mad_judge_human_mean": ("lower", "mean |judge - human mean|"),
+    "rmse": ("lower", "RMSE against the human mean"),
+    "kappa_quadratic": ("higher", "Cohen's kappa, quadratic weights"),
+    "spearman": ("higher", "Spearman correlation with the human mean"),
+    "alpha_interval_with_judge": ("higher", "Krippendorff's alpha, interval, reviewers and judge"),
+}
 _KEY = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 
 # Which rubric stages apply to which artifact stage (benchmark.models.Artifact.Stage values).
@@ -126,3 +134,55 @@ def rubric_create_version(
         except IntegrityError:
             continue
     raise ValidationError("could not allocate a version number; try again")
+
+
+def rubric_default(stage: str) -> Rubric | None:
+    """The stage's default version: the one an admin made default, else the newest."""
+    return Rubric.objects.filter(stage=stage, is_default=True).first() or rubric_latest(stage)
+
+
+def rubric_policy(stage: str) -> Any:
+    from judge.models import RubricPolicy
+
+    return RubricPolicy.objects.filter(stage=stage).first() or RubricPolicy(stage=stage)
+
+
+def gate_problem(rubric: Rubric, gate: dict[str, Any] | None) -> str:
+    """Why `gate` does not let `rubric` become the default under its stage's policy ('' when it does)."""
+    policy = rubric_policy(rubric.stage)
+    if not policy.require_gate:
+        return ""
+    if not gate:
+        return (
+            f"the {rubric.get_stage_display()} policy requires a passing regression gate: compare a configuration "
+            "using this version with the current default on a gold set in the judge lab, and make it the default there"
+        )
+    if str(gate.get("candidate_rubric")) != str(rubric.code):
+        return "the regression comparison's candidate does not use this rubric version"
+    wanted = {"statistic": policy.statistic, "margin": policy.margin, "mode": policy.mode}
+    stated = {k: gate.get(k) for k in wanted}
+    if stated != wanted:
+        return f"the comparison's gate {stated} is not the policy's {wanted}"
+    if gate.get("passed") is not True:
+        return "the regression comparison did not pass its gate"
+    return ""
+
+
+def rubric_set_default(*, rubric: Rubric, user: Any, gate: dict[str, Any] | None = None) -> Rubric:
+    """Make `rubric` its stage's default; refused (ValidationError) when the policy's gate is not met."""
+    from django.utils import timezone
+
+    problem = gate_problem(rubric, gate)
+    if problem:
+        raise ValidationError(problem)
+    evidence = {
+        "by": getattr(user, "username", ""),
+        "at": timezone.now().isoformat(),
+        "gate": gate or None,
+    }
+    with transaction.atomic():
+        Rubric.objects.filter(stage=rubric.stage, is_default=True).exclude(pk=rubric.pk).update(is_default=False)
+        rubric.is_default = True
+        rubric.default_evidence = evidence
+        rubric.save(update_fields=["is_default", "default_evidence"])
+    return rubric

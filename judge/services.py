@@ -17,7 +17,7 @@ from benchmark.llm.base import bare_model
 from benchmark.llm.endpoints import connection_for, endpoint_default
 from benchmark.models import Artifact, ModelEndpoint
 from judge.models import Judgment, Rubric
-from judge.parsing import ReplyError, reply_parse
+from judge.parsing import ReplyError, ReplyTruncated, reply_parse
 from judge.prompts import prompt_render
 from judge.rubrics import STAGES_FOR_ARTIFACT
 
@@ -64,6 +64,11 @@ def _judges(judge_models: Sequence[JudgeSpec]) -> list[tuple[ModelEndpoint, str]
     return list({(e.pk, m): (e, m) for e, m in judges}.values())  # the same judge twice is one judgment
 
 
+def judge_max_tokens_cap() -> int:
+    """The largest budget a cut reply is retried with (never below the first budget)."""
+    return max(int(getattr(settings, "JUDGE_MAX_TOKENS_CAP", 16384)), judge_max_tokens())
+
+
 def judgment_request(
     *,
     artifact: Artifact,
@@ -105,8 +110,8 @@ def _enqueue(judgment_id: int) -> None:
     django_rq.get_queue(JUDGE_QUEUE).enqueue("judge.jobs.run_judgment", judgment_id)
 
 
-def _fail(judgment: Judgment, error: str) -> Judgment:
-    judgment.status = Judgment.Status.FAILED
+def _fail(judgment: Judgment, error: str, status: str = Judgment.Status.FAILED) -> Judgment:
+    judgment.status = status
     judgment.error = error
     judgment.scores = {}
     judgment.findings = []
@@ -136,9 +141,13 @@ def judgment_execute(*, judgment: Judgment) -> Judgment:
 
 def _judge(judgment: Judgment) -> Judgment:
     rubric = judgment.rubric
+    config = judgment.experiment.config if judgment.experiment_id else None  # a judge experiment's settings
     try:
         prompt = prompt_render(
-            artifact=judgment.artifact, rubric=rubric, with_supplementary=judgment.with_supplementary
+            artifact=judgment.artifact,
+            rubric=rubric,
+            with_supplementary=judgment.with_supplementary,
+            note=config.prompt_note if config else "",
         )
     except (OSError, ValueError) as exc:  # an unreadable artifact file, a malformed stored trace
         return _fail(judgment, f"could not render the prompt: {type(exc).__name__}: {exc}")
@@ -152,6 +161,9 @@ def _judge(judgment: Judgment) -> Judgment:
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt.user}]
     log: list[dict[str, Any]] = []
     error = ""
+    budget = (config.max_tokens if config and config.max_tokens else None) or judge_max_tokens()
+    cap = max(judge_max_tokens_cap(), budget)
+    truncated, tried = False, budget
     for attempt in range(1, max_attempts() + 1):
         judgment.attempts = attempt
         try:
@@ -161,7 +173,7 @@ def _judge(judgment: Judgment) -> Judgment:
                 system=prompt.system,
                 messages=messages,
                 temperature=judgment.temperature,
-                max_tokens=judge_max_tokens(),
+                max_tokens=budget,
             )
         except LLMError as exc:
             log.append({"attempt": attempt, "reply": exc.raw, "error": f"{type(exc).__name__}: {exc}"})
@@ -181,13 +193,22 @@ def _judge(judgment: Judgment) -> Judgment:
             "cost": completion.cost,
             "priced": completion.priced,
             "stop_reason": completion.stop_reason,
+            "max_tokens": budget,
         }
         try:
-            parsed = reply_parse(completion.text, rubric)
+            parsed = reply_parse(completion.text, rubric, stop_reason=completion.stop_reason)
+        except ReplyTruncated as exc:
+            # Not a review, whatever it looks like: ask the same question with room to finish.
+            truncated, tried = True, budget
+            error = f"{exc} at the {budget}-token budget"
+            log.append({**entry, "error": error, "truncated": True})
+            if budget >= cap:
+                break
+            budget = min(budget * 2, cap)
+            continue
         except ReplyError as exc:
+            truncated = False
             error = str(exc)
-            if completion.stop_reason in ("max_tokens", "length"):
-                error += f" (the reply was cut off at the {judge_max_tokens()}-token limit)"
             log.append({**entry, "error": error})
             messages = [
                 *messages,
@@ -206,4 +227,11 @@ def _judge(judgment: Judgment) -> Judgment:
         judgment.save()
         return judgment
     judgment.attempt_log = log
+    if truncated:
+        return _fail(
+            judgment,
+            f"truncated: the last reply, at a {tried}-token budget (cap {cap}, JUDGE_MAX_TOKENS_CAP), was cut off "
+            f"at the token limit after {judgment.attempts} attempt(s); no review recorded",
+            Judgment.Status.TRUNCATED,
+        )
     return _fail(judgment, f"no valid reply after {judgment.attempts} attempt(s); last error: {error}")

@@ -29,3 +29,10 @@ def seed(stdout: TextIO) -> None:
     from review.importers import import_human_reviews
 
     import_human_reviews(csv_path, campaign_name=CAMPAIGN_NAME, stdout=stdout)
+    labels = root / "human_eval" / "Hallucination Check.csv"
+    if labels.is_file():
+        from review.hallucination import import_hallucination_labels
+
+        # Unlinked: the CSV does not say which backbone's paper MLR Agent's rows are (see the importer).
+        report = import_hallucination_labels(labels)
+        stdout.write(f"{report.lines()[0]} (link them: manage.py import_hallucination_labels CSV --backbone ...)\n")

@@ -306,3 +306,84 @@ class DisagreementTag(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item} / {self.criterion}: {self.cause}"
+
+
+class JudgeComparison(models.Model):
+    """Two judge experiments on one gold set, compared against the humans who reviewed its items.
+
+    The result (computed by a job: every agreement statistic of each, its change and a paired
+    bootstrap CI of the change, and the pass/fail gate) is kept with the settings it was made with.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        FINISHED = "finished"
+        FAILED = "failed"
+
+    code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    baseline = models.ForeignKey("judge.JudgeExperiment", on_delete=models.PROTECT, related_name="+")
+    candidate = models.ForeignKey("judge.JudgeExperiment", on_delete=models.PROTECT, related_name="+")
+    bootstrap = models.PositiveIntegerField(default=200)
+    seed = models.PositiveIntegerField(default=0)
+    gate_statistic = models.CharField(max_length=60, default="mad_judge_human_mean")
+    gate_margin = models.FloatField(default=0.5)
+    gate_mode = models.CharField(max_length=12, default="equivalence")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    result = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"comparison {self.code}"
+
+    @property
+    def passed(self) -> bool | None:
+        gate = (self.result or {}).get("gate") or {}
+        return gate.get("passed")
+
+
+class HallucinationLabel(models.Model):
+    """A human's verdict on one kind of hallucination in one paper (MLR-Bench's Hallucination Check.csv).
+
+    `system` and `workshop` are as released; `artifact` is the imported paper they were linked to,
+    when the data says which one it is (the CSV names the agent, not the backbone: see the importer).
+    """
+
+    class Kind(models.TextChoices):
+        FAKED_RESULTS = "faked_results", "faked experimental results"
+        HALLUCINATED_METHODOLOGY = "hallucinated_methodology", "hallucinated methodology"
+        INCORRECT_CITATION = "incorrect_citation", "incorrect citations"
+        MATH_ERROR = "math_error", "mathematical errors"
+
+    class Value(models.TextChoices):
+        YES = "yes"
+        NO = "no"
+        NOT_SURE = "not_sure", "not sure"
+
+    system = models.CharField(max_length=100, help_text="as released: 'MLR Agent', 'AI Scientist V2'")
+    workshop = models.CharField(max_length=200, help_text="task slug as released")
+    kind = models.CharField(max_length=30, choices=Kind.choices)
+    value = models.CharField(max_length=10, choices=Value.choices)
+    artifact = models.ForeignKey(
+        Artifact, null=True, blank=True, on_delete=models.SET_NULL, related_name="hallucination_labels"
+    )
+    source = models.CharField(max_length=500, blank=True, help_text="file and line the label came from")
+    imported_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["system", "workshop", "kind"], name="hallucination_label_once"),
+        ]
+        indexes = [models.Index(fields=["artifact", "kind"], name="hallucination_label_paper")]  # per-paper comparison
+        ordering = ["workshop", "system", "kind"]
+
+    def __str__(self) -> str:
+        return f"{self.system}/{self.workshop}: {self.kind}={self.value}"

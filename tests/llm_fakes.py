@@ -28,7 +28,7 @@ REFUSED = object()
 
 
 def anthropic_body(
-    text: str, tokens_in: int = 100, tokens_out: int = 20, model: str = "claude-sonnet-4-5"
+    text: str, tokens_in: int = 100, tokens_out: int = 20, model: str = "claude-sonnet-4-5", stop: str = "end_turn"
 ) -> dict[str, Any]:
     return {
         "id": "msg_fake",
@@ -36,19 +36,21 @@ def anthropic_body(
         "role": "assistant",
         "model": model,
         "content": [{"type": "text", "text": text}],
-        "stop_reason": "end_turn",
+        "stop_reason": stop,
         "stop_sequence": None,
         "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
     }
 
 
-def openai_body(text: str, tokens_in: int = 100, tokens_out: int = 20, model: str = "gpt-4o") -> dict[str, Any]:
+def openai_body(
+    text: str, tokens_in: int = 100, tokens_out: int = 20, model: str = "gpt-4o", stop: str = "stop"
+) -> dict[str, Any]:
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": 1,
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": stop}],
         "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out, "total_tokens": tokens_in + tokens_out},
     }
 
@@ -72,12 +74,14 @@ class FakeLLM:
         self.calls: list[dict[str, Any]] = []
         self.checks: list[dict[str, Any]] = []
 
-    def anthropic(self, text: str, tokens_in: int = 100, tokens_out: int = 20) -> FakeLLM:
-        self.replies.append((200, anthropic_body(text, tokens_in, tokens_out)))
+    def anthropic(self, text: str, tokens_in: int = 100, tokens_out: int = 20, stop: str = "end_turn") -> FakeLLM:
+        """`stop="max_tokens"` is how Anthropic reports a reply cut at the token limit."""
+        self.replies.append((200, anthropic_body(text, tokens_in, tokens_out, stop=stop)))
         return self
 
-    def openai(self, text: str, tokens_in: int = 100, tokens_out: int = 20) -> FakeLLM:
-        self.replies.append((200, openai_body(text, tokens_in, tokens_out)))
+    def openai(self, text: str, tokens_in: int = 100, tokens_out: int = 20, stop: str = "stop") -> FakeLLM:
+        """`stop="length"` is how OpenAI (and compatible servers) report a reply cut at the token limit."""
+        self.replies.append((200, openai_body(text, tokens_in, tokens_out, stop=stop)))
         return self
 
     def error(self, status: int, body: dict[str, Any]) -> FakeLLM:

@@ -1,6 +1,6 @@
 """Files of research artifacts (figures, results, traces) under MEDIA_ROOT/artifacts/<artifact code>/.
 
-MEDIA_ROOT is never served as a public path: `research_views.artifact_file` checks who asks
+MEDIA_ROOT is never served as a public path: `benchmark.research.views.research_file` checks who asks
 and serves a file only if it is listed in the artifact's `files`.
 """
 
@@ -16,6 +16,8 @@ from benchmark.models import Artifact
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp"}
 TEXT_SUFFIXES = {".md", ".txt", ".log", ".csv", ".json", ".jsonl", ".tsv", ".yaml", ".yml"}
+# Source files of an agent's code folder (kept so readers and judges can check what ran).
+CODE_SUFFIXES = {".py", ".sh", ".ipynb", ".toml", ".cfg", ".r", ".jl", ".cpp", ".c", ".h", ".js", ".ts", ".rs", ".go"}
 MAX_FILE_BYTES = 20 * 1024 * 1024
 
 
@@ -57,7 +59,7 @@ def file_path(artifact: Artifact, relative: str) -> Path | None:
 
 
 def content_type(path: Path) -> str:
-    if path.suffix.lower() in TEXT_SUFFIXES:
+    if path.suffix.lower() in TEXT_SUFFIXES | CODE_SUFFIXES:  # shown as text, never run by the browser
         return "text/plain; charset=utf-8"
     guessed, _ = mimetypes.guess_type(path.name)
     return guessed or "application/octet-stream"

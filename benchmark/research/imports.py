@@ -2,8 +2,11 @@
 
 Layout (the same in the released data folder and in a clone of the repository):
 `agent_results/end2end_<backbone>/<task>/` with task.md, idea.md, related_work.md, proposal.md,
-`<stage>_token_usage.json`, claude_output.json (the coding agent's trace, ending with a
-`role: system` item holding cost_usd) and results/ (results.md, paper.md, log.txt, figures).
+`<stage>_token_usage.json`, the coding agent's trace or log (claude_output.json: a JSON list
+ending with a `role: system` item holding cost_usd; other agents: codex_log.log, ...), the agent's
+code folder, and results/ (results.md, paper.md, log.txt, figures). The experiment's agent is
+named from those files (coding_agents.py), or "unknown"; its cost is read where the data has one and
+marked unpriced where it does not.
 
 Idempotent: a run is found again by (source, task slug, backbone) and its artifacts by stage,
 so their codes - and any judgments attached to them - survive a re-import. Faults of the data
@@ -25,13 +28,23 @@ from django.db import transaction
 from django.utils import timezone
 
 from benchmark.models import Artifact, ResearchRun, Task
-from benchmark.research.files import IMAGE_SUFFIXES, MAX_FILE_BYTES, TEXT_SUFFIXES, clean_relative, file_store
+from benchmark.research.coding_agents import ExperimentAgent, experiment_agent, extra_folders, trace_format
+from benchmark.research.files import (
+    CODE_SUFFIXES,
+    IMAGE_SUFFIXES,
+    MAX_FILE_BYTES,
+    TEXT_SUFFIXES,
+    clean_relative,
+    file_store,
+)
 from benchmark.research.tasks import import_mlr_tasks
 
-ATTRIBUTION = (
-    "Released run from MLR-Bench (github.com/chchenhui/mlrbench), MIT License, Copyright (c) 2025 Hui Chen. "
-    "The experiment stage of every released run was carried out by Claude Code (claude-3-7-sonnet)."
+ATTRIBUTION = "Released run from MLR-Bench (github.com/chchenhui/mlrbench), MIT License, Copyright (c) 2025 Hui Chen."
+STEPWISE_HINT = (
+    "{path} holds MLR-Bench's stepwise results (ideas and proposals per task and model, and the judges' reviews "
+    "of them), not end-to-end runs: import them with `manage.py import_mlr_stepwise {root}`"
 )
+CODE_FILES_MAX = 500  # files kept from an agent's code folder; the rest are counted and reported
 _RUN_DIR = re.compile(r"^end2end_(?P<backbone>.+)$")
 _IMAGE_REF = re.compile(r"!\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _MODEL_LINE = re.compile(r"\bmodel:\s*(\S+)")
@@ -71,7 +84,26 @@ class RunImportReport:
 
 def results_root(path: str | Path) -> Path:
     root = Path(path)
-    return root / "agent_results" if (root / "agent_results").is_dir() else root
+    if (root / "agent_results").is_dir():
+        return root / "agent_results"
+    if _RUN_DIR.match(root.name) and root.is_dir():  # one end2end_<backbone>/ folder given directly
+        return root.parent
+    return root
+
+
+def stepwise_hint(path: str | Path) -> str:
+    """What to say when `path` holds the stepwise results instead of runs ('' when it does not)."""
+    root = Path(path)
+    for candidate, repo in (
+        (root / "agent_results" / "ideas_and_proposals", root),
+        (root / "ideas_and_proposals", root.parent),
+        (root, root.parent.parent),
+    ):
+        if candidate.name == "ideas_and_proposals" and candidate.is_dir():
+            return STEPWISE_HINT.format(path=path, root=repo)
+    if root.name.startswith("idea_proposal_reviews_") or (root.name == "agent_reviews" and root.is_dir()):
+        return STEPWISE_HINT.format(path=path, root=root.parent if root.name == "agent_reviews" else root.parent.parent)
+    return ""
 
 
 def find_imported_run(*, task_slug: str, backbone: str) -> ResearchRun | None:
@@ -204,6 +236,16 @@ def figure_relative(ref: str) -> str | None:
     return clean_relative(joined.removeprefix("results/"))
 
 
+def _own_file(path: Path, root: Path) -> bool:
+    """A regular file that is really inside `root`: a symlink (to /etc/shadow, another run) is never copied."""
+    if not path.is_file() or path.is_symlink():
+        return False
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except OSError:
+        return False
+
+
 def _read(path: Path, faults: list[str]) -> str:
     """The file's text; bytes that are not UTF-8 are shown as U+FFFD and named as a fault."""
     if not path.is_file():
@@ -232,8 +274,9 @@ def import_mlr_runs(path: str | Path, *, stdout: TextIO | None = None) -> RunImp
         return report
     backbones = sorted(d for d in root.iterdir() if d.is_dir() and _RUN_DIR.match(d.name))
     if not backbones:
-        report.errors.append(f"{root}: no end2end_<backbone>/ folders")
-    tasks_needed = Path(path) / "tasks"
+        hint = stepwise_hint(path)
+        report.errors.append(hint or f"{root}: no end2end_<backbone>/ folders: nothing to import")
+    tasks_needed = root.parent / "tasks"
     if backbones and tasks_needed.is_dir() and not Task.objects.filter(kind=Task.Kind.MLR, is_current=True).exists():
         import_mlr_tasks(tasks_needed)  # the runs point at their tasks: make sure they exist
     for backbone_dir in backbones:
@@ -267,7 +310,8 @@ def _import_run(*, run_dir: Path, backbone: str, model: str, where: str, report:
     released_task = _read(run_dir / "task.md", faults)
     if released_task and released_task.strip() != task.description.strip():
         faults.append("task.md differs from the released task file")
-    extra = sorted(d.name for d in run_dir.iterdir() if d.is_dir() and d.name not in ("results", "claude_code"))
+    agent = experiment_agent(run_dir)
+    extra = extra_folders(run_dir, agent)
     if extra:
         faults.append(f"extra folders left by the agent: {', '.join(extra)}")
     with transaction.atomic():
@@ -288,10 +332,11 @@ def _import_run(*, run_dir: Path, backbone: str, model: str, where: str, report:
         else:
             report.updated += 1
         artifacts = _import_text_stages(run=run, run_dir=run_dir, faults=faults)
-        artifacts.append(_import_experiment(run=run, run_dir=run_dir, faults=faults, report=report))
+        artifacts.append(_import_experiment(run=run, run_dir=run_dir, agent=agent, faults=faults, report=report))
         artifacts.append(_import_paper(run=run, run_dir=run_dir, faults=faults, report=report))
         failed = [a.stage for a in artifacts if a.status == Artifact.Status.FAILED]
-        run.settings = {**settings, "faults": faults}
+        unpriced = [a.stage for a in artifacts if not (a.data or {}).get("priced", False)]
+        run.settings = {**settings, "faults": faults, "unpriced_stages": unpriced}
         run.tokens_sent = sum(a.tokens_sent for a in artifacts)
         run.tokens_received = sum(a.tokens_received for a in artifacts)
         run.cost = sum(a.cost for a in artifacts)
@@ -338,6 +383,9 @@ def _copy_tree(*, artifact: Artifact, folder: Path, report: RunImportReport, fau
         if not file.is_file():
             continue
         relative = file.relative_to(folder).as_posix()
+        if not _own_file(file, folder):
+            faults.append(f"experiment: results/{relative} is a link out of the run folder; not copied")
+            continue
         suffix = file.suffix.lower()
         if suffix not in IMAGE_SUFFIXES | TEXT_SUFFIXES:
             continue  # code, checkpoints and binaries are not part of the release's results
@@ -349,40 +397,115 @@ def _copy_tree(*, artifact: Artifact, folder: Path, report: RunImportReport, fau
     return stored
 
 
-def _import_experiment(*, run: ResearchRun, run_dir: Path, faults: list[str], report: RunImportReport) -> Artifact:
+def _store_agent_files(
+    *, artifact: Artifact, run_dir: Path, agent: ExperimentAgent, report: RunImportReport, faults: list[str]
+) -> tuple[list[str], list[str]]:
+    """(log and trace files, code files) of the coding agent, stored under the experiment artifact."""
+    logs: list[str] = []
+    for name in [*agent.trace_files, *agent.log_files]:
+        source = run_dir / name
+        if not _own_file(source, run_dir):
+            faults.append(f"experiment: {name} is a link out of the run folder; not copied")
+            continue
+        if source.stat().st_size > MAX_FILE_BYTES:
+            faults.append(f"experiment: {name} is larger than {MAX_FILE_BYTES // 2**20} MB; not copied")
+            continue
+        logs.append(file_store(artifact=artifact, relative=name, source=source))
+    code: list[str] = []
+    skipped = 0
+    for folder in agent.code_dirs:
+        for file in sorted((run_dir / folder).rglob("*")):
+            if not file.is_file():
+                continue
+            if not _own_file(file, run_dir / folder):
+                faults.append(
+                    f"experiment: {file.relative_to(run_dir).as_posix()} is a link out of the run folder; not copied"
+                )
+                continue
+            suffix = file.suffix.lower()
+            if suffix not in CODE_SUFFIXES | TEXT_SUFFIXES or file.stat().st_size > MAX_FILE_BYTES:
+                continue  # checkpoints, datasets and binaries are not evidence a reader can open
+            if len(code) >= CODE_FILES_MAX:
+                skipped += 1
+                continue
+            relative = f"{folder}/{file.relative_to(run_dir / folder).as_posix()}"
+            stored = file_store(artifact=artifact, relative=relative, source=file)
+            code.append(stored)
+            if suffix in (".log", ".jsonl") or "log" in file.name.lower():
+                logs.append(stored)  # a log the agent's code wrote is a log of the run too
+    if skipped:
+        faults.append(f"experiment: {skipped} more code files than the {CODE_FILES_MAX} kept; not copied")
+    report.files += len(logs) + len([c for c in code if c not in logs])
+    return logs, code
+
+
+def _read_trace(
+    *, artifact_dir_files: list[str], run_dir: Path, agent: ExperimentAgent, faults: list[str]
+) -> tuple[dict[str, Any], str, str]:
+    """(summary, trace format, trace file) of the first JSON trace that can be read."""
+    for name in agent.trace_files:
+        if name not in artifact_dir_files:
+            continue
+        try:
+            trace = json.loads((run_dir / name).read_text(encoding="utf-8", errors="replace"))
+        except ValueError as exc:
+            faults.append(f"experiment: {name} is not valid JSON ({exc})")
+            continue
+        kind = trace_format(trace)
+        if kind == "unrecognised JSON":
+            faults.append(f"experiment: {name} is JSON of an unrecognised shape; stored, not summarised")
+            return {}, kind, name
+        summary, trace_faults = summarise_trace(trace)
+        faults += [f"experiment: {f}" for f in trace_faults]
+        return summary, kind, name
+    return {}, "", ""
+
+
+def _import_experiment(
+    *, run: ResearchRun, run_dir: Path, agent: ExperimentAgent, faults: list[str], report: RunImportReport
+) -> Artifact:
     results = run_dir / "results"
     artifact = _upsert(run, Artifact.Stage.EXPERIMENT)
-    files: list[str] = []
-    summary: dict[str, Any] = {}
-    trace_path = run_dir / "claude_output.json"
-    if trace_path.is_file():
-        try:
-            summary, trace_faults = summarise_trace(json.loads(trace_path.read_bytes()))
-            faults += [f"experiment: {f}" for f in trace_faults]
-        except ValueError as exc:
-            faults.append(f"experiment: claude_output.json is not valid JSON ({exc})")
-        files.append(file_store(artifact=artifact, relative="claude_output.json", source=trace_path))
-        report.files += 1
-    else:
-        faults.append("experiment: claude_output.json (the trace) missing")
+    logs, code = _store_agent_files(artifact=artifact, run_dir=run_dir, agent=agent, report=report, faults=faults)
+    summary, kind, trace_file = _read_trace(artifact_dir_files=logs, run_dir=run_dir, agent=agent, faults=faults)
+    if not agent.trace_files and not agent.log_files:
+        faults.append(
+            "experiment: no trace or log of the coding agent (looked for <agent>_output.json, <agent>_log.log, *.log)"
+        )
+    elif not agent.trace_files:
+        kind = "text log"
+    if agent.key == "":
+        faults.append("experiment: no file names the coding agent; shown as unknown")
+    if agent.other_keys:
+        faults.append(
+            f"experiment: the run's files name several agents ({', '.join(agent.evidence)}); shown: {agent.name}"
+        )
+    files = [*logs, *[c for c in code if c not in logs]]
     if results.is_dir():
         files += _copy_tree(artifact=artifact, folder=results, report=report, faults=faults)
     results_md = _read(results / "results.md", faults)
-    logs = [f for f in ("results/log.txt", "results/experiment.log", "results/run_log.txt") if f in files]
+    result_logs = [f for f in files if f.startswith("results/") and PurePosixPath(f).suffix.lower() == ".log"]
+    logs += [f for f in ("results/log.txt", "results/experiment.log", "results/run_log.txt") if f in files]
+    logs += [f for f in result_logs if f not in logs]
     if "results/log.txt" not in files:
-        faults.append("experiment: results/log.txt missing" + (f" (other logs: {', '.join(logs)})" if logs else ""))
+        other = [f for f in logs if f.startswith("results/")]
+        faults.append("experiment: results/log.txt missing" + (f" (other logs: {', '.join(other)})" if other else ""))
     if not results_md:
         faults.append("experiment: results/results.md missing")
+    model = ", ".join(summary.get("models") or [])
+    priced = summary.get("cost_usd") is not None
     artifact.status = Artifact.Status.DONE if results_md else Artifact.Status.FAILED
     artifact.content = results_md
     artifact.files = files
     artifact.data = {
         "trace": summary,
-        "trace_file": "claude_output.json" if "claude_output.json" in files else "",
-        "logs": logs,
+        "trace_file": trace_file,
+        "logs": list(dict.fromkeys(logs)),
+        "code_files": code,
         "figures": [f for f in files if PurePosixPath(f).suffix.lower() in IMAGE_SUFFIXES],
-        "agent": "Claude Code (released run)",
-        "priced": summary.get("cost_usd") is not None,
+        "agent": agent.as_data(model=model, trace_format=kind),
+        "priced": priced,
+        "cost_note": "" if priced else f"unpriced: the data holds no cost for this run's agent ({agent.name})",
     }
     artifact.tokens_sent = int(summary.get("tokens_in") or 0)
     artifact.tokens_received = int(summary.get("tokens_out") or 0)
@@ -405,7 +528,7 @@ def _import_paper(*, run: ResearchRun, run_dir: Path, faults: list[str], report:
     for ref in dict.fromkeys(_IMAGE_REF.findall(paper)):
         relative = figure_relative(ref)
         source = run_dir / "results" / relative if relative else None
-        if source is None or not source.is_file() or source.stat().st_size > MAX_FILE_BYTES:
+        if source is None or not _own_file(source, run_dir) or source.stat().st_size > MAX_FILE_BYTES:
             missing.append(ref)
             continue
         figure_map[ref] = file_store(artifact=artifact, relative=relative, source=source)

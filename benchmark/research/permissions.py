@@ -21,7 +21,7 @@ def visible_research(user: Any) -> QuerySet[ResearchRun]:
         return runs
     if not is_researcher(user):
         return runs.none()
-    return runs.filter(Q(owner=user) | Q(source=ResearchRun.Source.MLRBENCH))
+    return runs.filter(Q(owner=user) | Q(source__in=ResearchRun.RELEASED))
 
 
 def can_view_research(user: Any, run: ResearchRun) -> bool:
@@ -29,7 +29,7 @@ def can_view_research(user: Any, run: ResearchRun) -> bool:
         return True
     if not is_researcher(user):
         return False
-    return run.owner_id == user.pk or run.source == ResearchRun.Source.MLRBENCH
+    return run.owner_id == user.pk or run.source in ResearchRun.RELEASED
 
 
 def can_manage_research(user: Any, run: ResearchRun) -> bool:

@@ -17,6 +17,7 @@ class StagePayload(TypedDict):
     tokens_sent: int
     tokens_received: int
     cost: float
+    priced: bool  # False: the data holds no price for this stage; the cost shown is "unpriced", not $0
     error: str
     given: bool
 
@@ -27,6 +28,7 @@ class ResearchPayload(TypedDict):
     tokens_sent: int
     tokens_received: int
     cost: float
+    unpriced: list[str]  # stages whose cost the run's total leaves out (no price known)
     finished: bool
     stages: list[StagePayload]
 
@@ -40,7 +42,7 @@ def stage_payload(stage: str, artifact: Artifact | None) -> StagePayload:
     if artifact is None:
         return {
             "stage": stage, "label": label, "status": "pending", "tokens_sent": 0, "tokens_received": 0,
-            "cost": 0.0, "error": "", "given": False,
+            "cost": 0.0, "priced": True, "error": "", "given": False,
         }  # fmt: skip
     return {
         "stage": stage,
@@ -49,6 +51,7 @@ def stage_payload(stage: str, artifact: Artifact | None) -> StagePayload:
         "tokens_sent": artifact.tokens_sent,
         "tokens_received": artifact.tokens_received,
         "cost": artifact.cost,
+        "priced": bool((artifact.data or {}).get("priced", True)),
         "error": artifact.error,
         "given": bool((artifact.data or {}).get("given")),
     }
@@ -63,14 +66,16 @@ def timeline(run: ResearchRun) -> list[StagePayload]:
 
 
 def research_payload(run: ResearchRun) -> ResearchPayload:
+    stages = timeline(run)
     return {
         "status": run.status,
         "error": run.error,
         "tokens_sent": run.tokens_sent,
         "tokens_received": run.tokens_received,
         "cost": run.cost,
+        "unpriced": [s["label"] for s in stages if not s["priced"] and s["status"] != "pending"],
         "finished": run.status not in (ResearchRun.Status.QUEUED, ResearchRun.Status.RUNNING),
-        "stages": timeline(run),
+        "stages": stages,
     }
 
 

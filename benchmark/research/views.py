@@ -17,11 +17,12 @@ from accounts.roles import ADMIN, RESEARCHER, is_admin, role_required
 from benchmark.llm.check import launch_problem
 from benchmark.markdown import markdown_html
 from benchmark.models import Artifact, ResearchRun, Task
+from benchmark.research.fabrication import stored_audit
 from benchmark.research.files import content_type, file_path, is_image
 from benchmark.research.forms import CategoryForm, LaunchForm
 from benchmark.research.imports import ATTRIBUTION as RUN_ATTRIBUTION
 from benchmark.research.permissions import can_manage_research, can_view_research, visible_research
-from benchmark.research.progress import timeline
+from benchmark.research.progress import research_payload
 from benchmark.research.services import paper_figure_url_map, research_launch, research_resume
 from benchmark.research.tasks import ATTRIBUTION as TASK_ATTRIBUTION
 from benchmark.research.tasks import CATEGORIES
@@ -36,7 +37,8 @@ def _mlr_tasks():
 @require_GET
 @role_required(RESEARCHER, ADMIN)
 def research_home(request: HttpRequest) -> HttpResponse:
-    runs = visible_research(request.user).order_by("source", "-created_at")
+    # The 2,412 stepwise runs are read on the stepwise leaderboard, not listed here one by one.
+    runs = visible_research(request.user).exclude(source=ResearchRun.Source.STEPWISE).order_by("source", "-created_at")
     mine = [r for r in runs if r.source == ResearchRun.Source.REFEREE][:100]
     released = [r for r in runs if r.source == ResearchRun.Source.MLRBENCH]
     return render(
@@ -175,6 +177,15 @@ def _stage_html(artifact: Artifact) -> str:
     return markdown_html(artifact.content)
 
 
+def _files(artifact: Artifact) -> dict[str, list[dict[str, str | None]]]:
+    """The experiment's stored logs/traces and code files, linked (every log of the run is shown)."""
+    data = artifact.data or {}
+    return {
+        key: [{"path": f, "url": _file_url(artifact, f)} for f in data.get(field) or [] if f in (artifact.files or [])]
+        for key, field in (("logs", "logs"), ("code", "code_files"))
+    }
+
+
 def _file_url(artifact: Artifact, relative: str | None) -> str | None:
     if not relative or relative not in (artifact.files or []):
         return None
@@ -186,9 +197,15 @@ def _file_url(artifact: Artifact, relative: str | None) -> str | None:
 def research_run(request: HttpRequest, code) -> HttpResponse:  # type: ignore[no-untyped-def]
     run = _viewable(request, code)
     artifacts = {a.stage: a for a in run.artifacts.all()}
+    payload = research_payload(run)
     sections = [
-        {"artifact": artifacts[s["stage"]], "html": _stage_html(artifacts[s["stage"]]), **s}
-        for s in timeline(run)
+        {
+            "artifact": artifacts[s["stage"]],
+            "html": _stage_html(artifacts[s["stage"]]),
+            **s,
+            **_files(artifacts[s["stage"]]),
+        }
+        for s in payload["stages"]
         if s["stage"] in artifacts
     ]
     return render(
@@ -196,11 +213,12 @@ def research_run(request: HttpRequest, code) -> HttpResponse:  # type: ignore[no
         "benchmark/research_run.html",
         {
             "run": run,
-            "timeline": timeline(run),
+            "payload": payload,
+            "timeline": payload["stages"],
             "sections": sections,
             "paper": artifacts.get(Artifact.Stage.PAPER),
             "can_manage": can_manage_research(request.user, run),
-            "run_attribution": RUN_ATTRIBUTION if run.source == ResearchRun.Source.MLRBENCH else "",
+            "run_attribution": RUN_ATTRIBUTION if run.source in ResearchRun.RELEASED else "",
         },
     )
 
@@ -235,6 +253,7 @@ def research_paper(request: HttpRequest, code) -> HttpResponse:  # type: ignore[
     if paper is None or paper.status != Artifact.Status.DONE:
         raise Http404("this run has no paper (yet)")
     experiment = run.artifacts.filter(stage=Artifact.Stage.EXPERIMENT).first()
+    audit = stored_audit(paper)
     figures = []
     if experiment is not None:
         figures = [{"path": f, "url": _file_url(experiment, f)} for f in experiment.files or [] if is_image(f)]
@@ -255,7 +274,9 @@ def research_paper(request: HttpRequest, code) -> HttpResponse:  # type: ignore[
             "figures": figures,
             "text_files": text_files,
             "judgment_panel": _judgment_panel_html(request, paper),
-            "run_attribution": RUN_ATTRIBUTION if run.source == ResearchRun.Source.MLRBENCH else "",
+            "audit": audit,
+            "flagged": [n for n in (audit or {}).get("numbers", []) if not n["found"]],
+            "run_attribution": RUN_ATTRIBUTION if run.source in ResearchRun.RELEASED else "",
         },
     )
 

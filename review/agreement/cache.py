@@ -85,7 +85,9 @@ def campaign_state(*, campaign: Campaign, rubric: Rubric) -> tuple[str, dict[str
         n=Count("id"), ids=Sum("id"), latest=Max("updated_at"), slots=Sum("assignment__slot"),
         items=Sum("assignment__item_id"), reviewers=Sum("assignment__reviewer_id"),
     )  # fmt: skip
-    judged = Judgment.objects.filter(artifact__campaign_items__campaign=campaign, rubric=rubric)
+    judged = Judgment.objects.filter(
+        artifact__campaign_items__campaign=campaign, rubric=rubric, experiment__isnull=True
+    )
     j = sorted(
         judged.values_list("status").annotate(
             n=Count("id"), ids=Sum("id"), done=Max("finished_at"), made=Max("created_at"), arts=Sum("artifact_id")

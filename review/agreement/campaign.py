@@ -46,7 +46,11 @@ def rubric_choices(*, campaign: Campaign) -> list[Rubric]:
     """The campaign's rubric, then every other rubric version with succeeded judgments of its items."""
     artifact_ids = campaign.items.values("artifact_id")
     judged = (
-        Rubric.objects.filter(judgments__artifact_id__in=artifact_ids, judgments__status=Judgment.Status.SUCCEEDED)
+        Rubric.objects.filter(
+            judgments__artifact_id__in=artifact_ids,
+            judgments__status=Judgment.Status.SUCCEEDED,
+            judgments__experiment__isnull=True,
+        )
         .exclude(pk=campaign.rubric_id)
         .distinct()
         .order_by("stage", "-version")
@@ -83,9 +87,18 @@ def _value(entry: Any, scale: tuple[float, float], where: str, faults: list[Faul
 
 
 def campaign_agreement_data(
-    *, campaign: Campaign, rubric: Rubric | None = None, judge_models: tuple[str, ...] = ()
+    *,
+    campaign: Campaign,
+    rubric: Rubric | None = None,
+    judge_models: tuple[str, ...] = (),
+    judgments: Any = None,
+    artifact_ids: set[int] | None = None,
 ) -> AgreementData:
-    """The neutral data of one campaign; `judge_models` restricts the judges (empty: all)."""
+    """The neutral data of one campaign; `judge_models` restricts the judges (empty: all).
+
+    The judge lab passes `judgments` (a judge experiment's, instead of the items' own) and
+    `artifact_ids` (a gold set's items, of all the campaign's).
+    """
     judged_rubric = rubric or campaign.rubric
     crits = _criteria(campaign.rubric, judged_rubric)
     if not crits:
@@ -96,9 +109,12 @@ def campaign_agreement_data(
         Fault(f"import:{f.get('kind', '?')}", str(f.get("where", "")), str(f.get("detail", "")))
         for f in campaign.import_faults or []
     ]
+    campaign_items = campaign.items.order_by("id")
+    if artifact_ids is not None:
+        campaign_items = campaign_items.filter(artifact_id__in=artifact_ids)
     items = [
         _Item(*row)
-        for row in campaign.items.order_by("id").values_list(
+        for row in campaign_items.values_list(
             "id", "artifact_id", "code", "artifact__research_run__task__slug", "artifact__research_run__backbone"
         )
     ]
@@ -109,10 +125,11 @@ def campaign_agreement_data(
     # released file's order that way, so reviewer 1 vs 2 statistics match the file command).
     # Rows as tuples, not model instances: a 1,000-item campaign has 3,000 reviews and 2,000
     # judgments, and building their model objects was most of the page's load time.
-    reviews = (
-        Review.objects.submitted_in(campaign)
-        .order_by("assignment__item_id", "assignment__slot", "assignment_id")
-        .values_list("assignment__item_id", "assignment__reviewer_id", "assignment__code", "scores")
+    reviews = Review.objects.submitted_in(campaign)
+    if artifact_ids is not None:
+        reviews = reviews.filter(assignment__item__artifact_id__in=artifact_ids)
+    reviews = reviews.order_by("assignment__item_id", "assignment__slot", "assignment_id").values_list(
+        "assignment__item_id", "assignment__reviewer_id", "assignment__code", "scores"
     )
     h_item, h_rev, h_where, h_vals = [], [], [], []
     for item_id, reviewer_id, acode, scores in reviews:
@@ -125,9 +142,11 @@ def campaign_agreement_data(
         )
 
     # Judges: the latest succeeded judgment per (artifact, judge model); failures are listed.
-    judgments = Judgment.objects.filter(
-        artifact_id__in=[it.artifact_id for it in items], rubric=judged_rubric
-    ).order_by("artifact_id", "judge_model", "-created_at", "-id")
+    if judgments is None:
+        judgments = Judgment.objects.filter(experiment__isnull=True)
+    judgments = judgments.filter(artifact_id__in=[it.artifact_id for it in items], rubric=judged_rubric).order_by(
+        "artifact_id", "judge_model", "-created_at", "-id"
+    )
     if judge_models:
         judgments = judgments.filter(judge_model__in=judge_models)
     by_artifact = {it.artifact_id: index[it.pk] for it in items}
@@ -138,8 +157,8 @@ def campaign_agreement_data(
     ):
         label = labels[by_artifact[artifact_id]]
         if status != Judgment.Status.SUCCEEDED:
-            if status == Judgment.Status.FAILED:
-                faults.append(Fault("failed_judgment", label, f"{model}: {(error or '')[:200] or 'failed'}"))
+            if status in Judgment.UNSCORED:
+                faults.append(Fault(f"{status}_judgment", label, f"{model}: {(error or '')[:200] or status}"))
             else:
                 faults.append(Fault("pending_judgment", label, f"{model}: {status}, not counted"))
             continue

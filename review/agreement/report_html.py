@@ -58,8 +58,9 @@ def fmt(x: Any, digits: int = 3) -> str:
     return str(x)
 
 
-def _named(key: str) -> str:
-    return f"<span title='identifier: {esc(key)}'>{esc(name(key))}</span>"
+def _named(key: str, names: dict[str, str] | None = None) -> str:
+    shown = (names or {}).get(key) or name(key)
+    return f"<span title='identifier: {esc(key)}'>{esc(shown)}</span>"
 
 
 def view_label(view: str) -> str:
@@ -119,7 +120,12 @@ def _details(r: dict[str, Any]) -> str:
     return esc(text)
 
 
-def _stat_table(stats: dict[str, Any], groups: tuple) -> str:
+def stat_table(stats: dict[str, Any], groups: tuple, names: dict[str, str] | None = None, anchor: str = "stat") -> str:
+    """One row per statistic record, grouped; `names` overrides the plain names (two-rater reports)."""
+    return _stat_table(stats, groups, names, anchor)
+
+
+def _stat_table(stats: dict[str, Any], groups: tuple, names: dict[str, str] | None = None, anchor: str = "stat") -> str:
     head = (
         "<tr><th>statistic</th><th>estimate</th><th>95% CI</th><th>p</th><th>p (Holm)</th><th>n</th>"
         "<th>note / details</th></tr>"
@@ -132,7 +138,7 @@ def _stat_table(stats: dict[str, Any], groups: tuple) -> str:
             ci = "" if math.isnan(r["ci_low"]) else f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]"
             cells = (ci, fmt(r["p_value"], 4), fmt(r["p_holm"], 4), ", ".join(f"{k}={v}" for k, v in r["n"].items()))
             rows.append(
-                f"<tr id='stat-{esc(key)}'><td>{_named(key)}</td><td>{esc(fmt(r['estimate']))}</td>"
+                f"<tr id='{esc(anchor)}-{esc(key)}'><td>{_named(key, names)}</td><td>{esc(fmt(r['estimate']))}</td>"
                 + "".join(f"<td>{esc(x)}</td>" for x in cells)
                 + f"<td>{_details(r)}</td></tr>"
             )
@@ -178,16 +184,25 @@ def _alt_table(rec: dict[str, Any]) -> str:
     return "".join(out)
 
 
-def _confusion(rec: dict[str, Any]) -> str:
+def confusion_html(
+    rec: dict[str, Any],
+    cols: tuple[str, str] = ("humans accept", "humans reject"),
+    rows: tuple[str, str] = ("judge accepts", "judge rejects"),
+) -> str:
+    """The confusion matrix of a decision record; `cols` name the reference's outcomes, `rows` the classifier's."""
     c = rec["extra"].get("confusion")
     if not c:
         return ""
     return (
-        "<table class='confusion'><tr><th></th><th>humans accept</th><th>humans reject</th></tr>"
-        f"<tr><th>judge accepts</th><td>{c['judge_accept_human_accept']}</td><td>{c['judge_accept_human_reject']}</td></tr>"
-        f"<tr><th>judge rejects</th><td>{c['judge_reject_human_accept']}</td><td>{c['judge_reject_human_reject']}</td></tr>"
+        f"<table class='confusion'><tr><th></th><th>{esc(cols[0])}</th><th>{esc(cols[1])}</th></tr>"
+        f"<tr><th>{esc(rows[0])}</th><td>{c['judge_accept_human_accept']}</td><td>{c['judge_accept_human_reject']}</td></tr>"
+        f"<tr><th>{esc(rows[1])}</th><td>{c['judge_reject_human_accept']}</td><td>{c['judge_reject_human_reject']}</td></tr>"
         "</table>"
     )
+
+
+def _confusion(rec: dict[str, Any]) -> str:
+    return confusion_html(rec)
 
 
 def _decision_line(d: dict[str, Any], a: dict[str, Any]) -> str:

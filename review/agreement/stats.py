@@ -351,6 +351,26 @@ def icc(matrix: np.ndarray, form: str) -> Record:
     msw = (ss_total - ss_rows) / (n_items * (k - 1))
     msc = ss_cols / (k - 1)
     mse = (ss_total - ss_rows - ss_cols) / ((n_items - 1) * (k - 1))
+    forms = {
+        "1,1": "ICC(1,1) one-way random, single rater",
+        "2,1": "ICC(2,1) two-way random, absolute agreement",
+    }
+    if (msw if form == "1,1" else mse) <= 1e-12 * max(ss_total, 1.0):
+        # No residual variance (the raters agree exactly, or for ICC(2,1) differ by a constant): the
+        # F-based interval, which divides by that variance, does not exist. Python floats raise on
+        # division by zero, so this case is decided before any division.
+        value = (
+            1.0
+            if form == "1,1" or msc <= 1e-12 * max(ss_total, 1.0)
+            else float((msr - mse) / (msr + (k - 1) * mse + k * (msc - mse) / n_items))
+        )
+        return record(
+            name,
+            value,
+            n=n,
+            note="no residual variance (the raters agree, up to a constant for ICC(2,1)): no F interval",
+            form=forms[form],
+        )
     with np.errstate(divide="ignore", invalid="ignore"):
         if form == "1,1":
             value = (msr - msw) / (msr + (k - 1) * msw)
@@ -372,10 +392,6 @@ def icc(matrix: np.ndarray, form: str) -> Record:
                 n_items * (msr - f2u * mse) / (f2u * base + n_items * msr),
                 n_items * (f2l * msr - mse) / (base + n_items * f2l * msr),
             )
-    forms = {
-        "1,1": "ICC(1,1) one-way random, single rater",
-        "2,1": "ICC(2,1) two-way random, absolute agreement",
-    }
     return record(
         name,
         float(value),

@@ -51,7 +51,8 @@ def disagreement_rows(analysis: Analysis, criterion: int, view: str) -> list[dic
 def item_evidence(*, item: CampaignItem, rubric: Rubric, human_key: str, judge_key: str) -> dict[str, Any]:
     """The judge's and the reviewers' scores and words on one item and criterion."""
     judgments = []
-    for j in Judgment.objects.filter(artifact=item.artifact, rubric=rubric).order_by("judge_model", "-created_at"):
+    judged = Judgment.objects.filter(artifact=item.artifact, rubric=rubric, experiment__isnull=True)
+    for j in judged.order_by("judge_model", "-created_at"):
         entry = (j.scores or {}).get(judge_key)
         judgments.append(
             {

@@ -32,6 +32,8 @@
     setText(summary, '[data-field="tokens_sent"]', run.tokens_sent);
     setText(summary, '[data-field="tokens_received"]', run.tokens_received);
     setText(summary, '[data-field="cost"]', Number(run.cost).toFixed(4));
+    setText(summary, '[data-field="unpriced"]', run.unpriced && run.unpriced.length ?
+      " (unpriced: " + run.unpriced.join(", ") + ")" : "");
     var error = summary.querySelector('[data-field="error"]');
     error.textContent = run.error;
     error.hidden = !run.error;
@@ -41,7 +43,7 @@
       item.dataset.status = stage.status;
       setText(item, '[data-part="status"]', stage.status);
       setText(item, '[data-part="usage"]', stage.tokens_sent + " / " + stage.tokens_received + " tokens · " +
-        Number(stage.cost).toFixed(4) + " USD");
+        (stage.priced === false ? "unpriced" : Number(stage.cost).toFixed(4) + " USD"));
       setText(item, '[data-part="error"]', stage.error);
       var finished = stage.status === "done" || stage.status === "failed";
       if (!isSnapshot && finished && before !== stage.status && !document.getElementById("stage-" + stage.stage)) {

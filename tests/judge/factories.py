@@ -76,3 +76,16 @@ def make_judgment(
         scores={k: {"score": v, "justification": f"{k} by {judge_model}"} for k, v in scores.items()},
         **extra,
     )
+
+
+def make_stepwise_item(task: Task, model: str, stage: str = "idea", content: str | None = None) -> Artifact:
+    """A model's idea or proposal as the stepwise import stores it: its own run, the stage as the run's stage."""
+    run = ResearchRun.objects.create(
+        task=task, backbone=model, source=ResearchRun.Source.STEPWISE, mode=ResearchRun.Mode.STEPWISE,
+        stages=[stage], status=ResearchRun.Status.FINISHED,
+    )  # fmt: skip
+    return Artifact.objects.create(
+        research_run=run,
+        stage=stage,
+        content=content if content is not None else f"# {model}'s {stage} for {task.slug}",
+    )

@@ -57,3 +57,29 @@ def test_it_leaves_a_judgment_that_a_live_worker_is_running(paper, fake_llm, red
     assert seen == {"reaped": [], "status": Judgment.Status.RUNNING}, (judgment.status, judgment.error)
     judgment.refresh_from_db()
     assert judgment.status == Judgment.Status.SUCCEEDED
+
+
+def test_it_fails_an_abandoned_experiment_judgment_and_pair_and_finishes_their_experiment(paper, redis_client):
+    from judge.experiments import gold_set_create, judge_config_create
+    from judge.models import JudgeExperiment, PairwiseJudgment
+
+    other = make_artifact(make_research_run(task=paper.research_run.task, backbone="gemini"), "paper", "# Other")
+    gold = gold_set_create(name="g", stage="paper", artifact_ids=[paper.pk, other.pk])
+    config = judge_config_create(name="c", judge_model=CLAUDE, rubric=rubric("end2end"))
+    rating = JudgeExperiment.objects.create(config=config, gold_set=gold, status="running")
+    pairwise = JudgeExperiment.objects.create(config=config, gold_set=gold, status="running", kind="pairwise")
+    done = Judgment.objects.create(artifact=other, rubric=config.rubric, judge_model=CLAUDE, experiment=rating,
+                                   status="succeeded", scores={"novelty": {"score": 5, "justification": "x"}})  # fmt: skip
+    stuck = Judgment.objects.create(
+        artifact=paper, rubric=config.rubric, judge_model=CLAUDE, experiment=rating, status="running"
+    )
+    pair = PairwiseJudgment.objects.create(experiment=pairwise, first=paper, second=other, status="running")
+    reaped = Command().reap_once()
+    assert {type(r).__name__ for r in reaped} == {"Judgment", "PairwiseJudgment"}
+    stuck.refresh_from_db()
+    pair.refresh_from_db()
+    assert stuck.status == pair.status == "failed" and stuck.error == DIED
+    rating.refresh_from_db()
+    pairwise.refresh_from_db()
+    assert rating.status == "finished" and done.status == "succeeded"  # one judgment did succeed
+    assert pairwise.status == "failed" and pairwise.error == "no judgment of the experiment succeeded"

@@ -46,6 +46,11 @@ def test_it_imports_the_30_runs_with_every_stage_and_reports_the_faults(media):
     assert experiment.cost == pytest.approx(1.1838173)
     assert experiment.data["trace"]["tool_calls"] > 0 and experiment.data["trace"]["result"]
     assert "claude_output.json" in experiment.files and "results/log.txt" in experiment.files
+    # Named from the run's own trace, not assumed: every released run's experiment is Claude Code's.
+    assert experiment.data["agent"]["name"] == "Claude Code"
+    assert experiment.data["agent"]["model"] == "claude-3-7-sonnet-20250219"
+    assert experiment.data["priced"] is True and "experiment" not in run.settings["unpriced_stages"]
+    assert run.settings["unpriced_stages"] == ["idea", "literature", "proposal", "paper"]
     assert (artifact_dir(experiment) / "claude_output.json").is_file()
     paper = stages["paper"]
     assert len(paper.files) == 24 and all((artifact_dir(paper) / f).is_file() for f in paper.files)

@@ -1,0 +1,20 @@
+"""RQ jobs of the agreement side of the judge lab (queue `default`): thin, take ids, call one service."""
+
+from __future__ import annotations
+
+from review.models import JudgeComparison
+
+from .lab import comparison_execute
+
+
+def run_comparison(comparison_id: int) -> str:
+    comparison = (
+        JudgeComparison.objects.select_related(
+            "baseline__config__rubric", "candidate__config__rubric", "baseline__gold_set"
+        )
+        .filter(pk=comparison_id)
+        .first()
+    )
+    if comparison is None:
+        return "gone"
+    return comparison_execute(comparison=comparison).status

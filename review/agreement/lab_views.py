@@ -1,0 +1,329 @@
+"""The judge lab (under /agreement/lab/): gold sets, judge configurations and experiments, regression
+comparisons with their gate, bias probes, judge-vs-judge agreement on the stepwise data, the
+hallucination labels and the fabrication audit against the humans.
+
+Admins only, except the judge-vs-judge report of the released stepwise data, which researchers may
+read too; reviewers never see any of it (judge scores and model identity are what blinding hides).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import django_rq
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from accounts.roles import ADMIN, RESEARCHER, role_required
+from benchmark.models import Artifact, ResearchRun
+from judge.access import may_see_released_judgments
+from judge.experiments import experiment_start, experiment_summary, judge_config_create
+from judge.leaderboard import STAGES, default_rubric, stepwise_matrix
+from judge.models import GoldSet, JudgeConfig, JudgeExperiment
+from judge.rubrics import rubric_policy, rubric_set_default
+from review.models import JudgeComparison
+
+from . import judge_pair as jp
+from .flags import fabrication_comparison, hallucination_comparison
+from .lab import comparison_create, experiment_report, gate_evidence, gold_set_from_campaign
+from .lab_forms import ComparisonForm, ExperimentForm, GoldSetForm, JudgeConfigForm
+from .lab_html import comparison_html, decision_table_html, records_html, self_preference_judges_html, two_rater_html
+from .probes import self_preference_judges
+from .report import clean_json
+from .report_html import CSS
+
+JSON = "application/json"
+
+
+def _json(data: Any, filename: str) -> HttpResponse:
+    response = HttpResponse(json.dumps(clean_json(data), indent=1), content_type=JSON)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def _lab_context() -> dict[str, Any]:
+    experiments = list(
+        JudgeExperiment.objects.select_related("config__rubric", "gold_set").order_by("-created_at")[:100]
+    )
+    return {
+        "gold_sets": GoldSet.objects.order_by("-created_at")[:100],
+        "configs": JudgeConfig.objects.select_related("rubric").order_by("-created_at")[:100],
+        "experiments": [{"row": e, "summary": experiment_summary(e)} for e in experiments],
+        "comparisons": JudgeComparison.objects.select_related("baseline__config", "candidate__config")[:100],
+        "stages": STAGES,
+        "report_css": CSS,
+    }
+
+
+@require_GET
+@role_required(ADMIN)
+def lab_home(request: HttpRequest) -> HttpResponse:
+    context = {
+        **_lab_context(),
+        "gold_form": GoldSetForm(),
+        "config_form": JudgeConfigForm(),
+        "experiment_form": ExperimentForm(),
+        "comparison_form": ComparisonForm(),
+    }
+    return render(request, "review/lab.html", context)
+
+
+def _form_failed(request: HttpRequest, what: str, errors: Any) -> HttpResponse:
+    messages.error(request, f"{what} not saved: {errors}")
+    return redirect("review:agreement:lab")
+
+
+@require_POST
+@role_required(ADMIN)
+def lab_gold_set(request: HttpRequest) -> HttpResponse:
+    form = GoldSetForm(request.POST)
+    if not form.is_valid():
+        return _form_failed(request, "Gold set", form.errors.as_text())
+    try:
+        gold = gold_set_from_campaign(
+            campaign=form.cleaned_data["campaign"], name=form.cleaned_data["name"], user=request.user
+        )
+    except ValidationError as exc:
+        return _form_failed(request, "Gold set", " ".join(exc.messages))
+    messages.success(request, f"Gold set {gold} pinned: {gold.artifacts.count()} items with human reviews.")
+    return redirect("review:agreement:lab")
+
+
+@require_POST
+@role_required(ADMIN)
+def lab_config(request: HttpRequest) -> HttpResponse:
+    form = JudgeConfigForm(request.POST)
+    if not form.is_valid():
+        return _form_failed(request, "Judge configuration", form.errors.as_text())
+    try:
+        config = judge_config_create(created_by=request.user, **form.cleaned_data)
+    except ValidationError as exc:
+        return _form_failed(request, "Judge configuration", " ".join(exc.messages))
+    messages.success(request, f"Judge configuration {config} saved.")
+    return redirect("review:agreement:lab")
+
+
+@require_POST
+@role_required(ADMIN)
+def lab_experiment_start(request: HttpRequest) -> HttpResponse:
+    form = ExperimentForm(request.POST)
+    if not form.is_valid():
+        return _form_failed(request, "Experiment", form.errors.as_text())
+    try:
+        experiment = experiment_start(user=request.user, **form.cleaned_data)
+    except ValidationError as exc:
+        return _form_failed(request, "Experiment", " ".join(exc.messages))
+    messages.success(request, f"Experiment queued: {experiment}.")
+    return redirect("review:agreement:lab_experiment", code=experiment.code)
+
+
+@require_GET
+@role_required(ADMIN)
+def lab_experiment(request: HttpRequest, code: str) -> HttpResponse:
+    experiment = get_object_or_404(JudgeExperiment.objects.select_related("config__rubric", "gold_set"), code=code)
+    report = experiment_report(experiment)
+    if request.GET.get("format") == "json":
+        return _json(report, f"experiment-{experiment.code}.json")
+    sections = []
+    for key, title in (("stability", "Stability"), ("leniency", "Leniency"), ("length", "Length"),
+                       ("self_preference", "Self-preference"), ("position", "Position consistency")):  # fmt: skip
+        probe = report.get(key)
+        if probe:
+            sections.append({"key": key, "title": title, "probe": probe, "html": _probe_html(key, probe)})
+    context = {"experiment": experiment, "report": report, "sections": sections, "report_css": CSS}
+    return render(request, "review/lab_experiment.html", context)
+
+
+def _probe_html(key: str, probe: dict[str, Any]) -> str:
+    crit = probe.get("criteria") or {}
+    if key == "stability":
+        return records_html(crit, "within-item SD", key)
+    if key == "leniency":
+        return records_html(
+            {c: v["shift"] for c, v in crit.items()}, "mean shift (judge - human mean)", key
+        ) + records_html(
+            {c: v["test"] for c, v in crit.items()}, "Wilcoxon signed-rank (Holm across criteria)", f"{key}-test"
+        )
+    if key == "length":
+        return records_html({c: v["slope_per_1000_words"] for c, v in crit.items()}, "slope per 1,000 words", key) + (
+            records_html({c: v["spearman"] for c, v in crit.items()}, "Spearman (residual vs words)", f"{key}-rho")
+        )
+    if key == "self_preference":
+        return records_html(crit, f"own family ({probe['judge_family']}) minus the others", key)
+    if key == "position":
+        return records_html(
+            {"consistency": probe["consistency"], "first position": probe["first_position_rate"]}, "position", key
+        )
+    return ""
+
+
+@require_POST
+@role_required(ADMIN)
+def lab_comparison_create(request: HttpRequest) -> HttpResponse:
+    form = ComparisonForm(request.POST)
+    if not form.is_valid():
+        return _form_failed(request, "Comparison", form.errors.as_text())
+    try:
+        comparison = comparison_create(user=request.user, **form.cleaned_data)
+    except ValidationError as exc:
+        return _form_failed(request, "Comparison", " ".join(exc.messages))
+    messages.success(request, "Comparison queued.")
+    return redirect("review:agreement:lab_comparison", code=comparison.code)
+
+
+@require_GET
+@role_required(ADMIN)
+def lab_comparison(request: HttpRequest, code: str) -> HttpResponse:
+    comparison = get_object_or_404(
+        JudgeComparison.objects.select_related("baseline__config__rubric", "candidate__config__rubric"), code=code
+    )
+    if request.GET.get("format") == "json":
+        return _json(
+            {"status": comparison.status, "error": comparison.error, **comparison.result},
+            f"comparison-{comparison.code}.json",
+        )
+    candidate_rubric = comparison.candidate.config.rubric
+    policy = rubric_policy(candidate_rubric.stage)
+    context = {
+        "comparison": comparison,
+        "html": comparison_html(comparison.result) if comparison.status == JudgeComparison.Status.FINISHED else "",
+        "candidate_rubric": candidate_rubric,
+        "policy": policy,
+        "can_make_default": comparison.passed is True and not candidate_rubric.is_default,
+        "report_css": CSS,
+    }
+    return render(request, "review/lab_comparison.html", context)
+
+
+@require_POST
+@role_required(ADMIN)
+def lab_comparison_make_default(request: HttpRequest, code: str) -> HttpResponse:
+    """Make the candidate's rubric version the default, with this comparison's gate as the evidence."""
+    comparison = get_object_or_404(JudgeComparison.objects.select_related("candidate__config__rubric"), code=code)
+    rubric = comparison.candidate.config.rubric
+    try:
+        rubric_set_default(rubric=rubric, user=request.user, gate=gate_evidence(comparison))
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, f"{rubric} is now the default, after passing this comparison's gate.")
+    return redirect("review:agreement:lab_comparison", code=comparison.code)
+
+
+# --- judge vs judge on the stepwise data ------------------------------------------------------
+
+
+def _judge_pair(request: HttpRequest, stage: str) -> dict[str, Any]:
+    if not may_see_released_judgments(request.user):
+        raise PermissionDenied
+    if stage not in STAGES:
+        raise Http404("the stepwise results have an idea and a proposal stage")
+    try:
+        return jp.judge_pair_analysis(stage=stage)
+    except jp.JudgePairError as exc:
+        return {"error": str(exc)}
+
+
+@require_GET
+@role_required(RESEARCHER, ADMIN)
+def lab_judge_pair(request: HttpRequest, stage: str) -> HttpResponse:
+    result = _judge_pair(request, stage)
+    context: dict[str, Any] = {"stage": stage, "stages": STAGES, "result": result, "report_css": CSS}
+    if "error" not in result:
+        context["html"] = two_rater_html(result)
+        rubric = default_rubric(stage)
+        context["self_preference"] = self_preference_judges_html(self_preference_judges(stepwise_matrix(stage, rubric)))
+    return render(request, "review/lab_judge_pair.html", context)
+
+
+@require_GET
+@role_required(RESEARCHER, ADMIN)
+def lab_judge_pair_download(request: HttpRequest, stage: str, fmt: str) -> HttpResponse:
+    if fmt not in ("csv", "json"):
+        raise Http404("downloads: csv, json")
+    result = _judge_pair(request, stage)
+    if "error" in result:
+        return HttpResponse(result["error"], status=400, content_type="text/plain; charset=utf-8")
+    if fmt == "json":
+        return _json(result, f"judges-{stage}.json")
+    response = HttpResponse(jp.to_csv(result), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="judges-{stage}.csv"'
+    return response
+
+
+# --- hallucination labels and the fabrication audit --------------------------------------------
+
+
+@require_GET
+@role_required(ADMIN)
+def lab_hallucination(request: HttpRequest) -> HttpResponse:
+    result = hallucination_comparison()
+    if request.GET.get("format") == "json":
+        return _json(result, "hallucination.json")
+    tables = [
+        {"source": source, "html": decision_table_html(records, "humans", "judge")}
+        for source, records in result["sources"].items()
+    ]
+    return render(request, "review/lab_hallucination.html", {"result": result, "tables": tables, "report_css": CSS})
+
+
+def _min_flags(request: HttpRequest) -> int:
+    raw = request.GET.get("min_flags", "1")
+    if not raw.isdigit() or not 1 <= int(raw) <= 1000:
+        raise Http404("min_flags: an integer from 1 to 1000")
+    return int(raw)
+
+
+@require_GET
+@role_required(ADMIN)
+def lab_fabrication(request: HttpRequest) -> HttpResponse:
+    result = fabrication_comparison(min_flags=_min_flags(request))
+    if request.GET.get("format") == "json":
+        return _json(result, "fabrication.json")
+    context = {
+        "result": result,
+        "html": decision_table_html({"faked results": result["decision"]}, "humans", "audit"),
+        "released": Artifact.objects.filter(
+            stage=Artifact.Stage.PAPER, research_run__source=ResearchRun.Source.MLRBENCH
+        ).count(),
+        "report_css": CSS,
+    }
+    return render(request, "review/lab_fabrication.html", context)
+
+
+@require_POST
+@role_required(ADMIN)
+def lab_fabrication_audit(request: HttpRequest) -> HttpResponse:
+    """Queue the deterministic audit of every imported paper (a job: traces are megabytes)."""
+    ids = list(
+        Artifact.objects.filter(
+            stage=Artifact.Stage.PAPER, status=Artifact.Status.DONE, research_run__source=ResearchRun.Source.MLRBENCH
+        ).values_list("pk", flat=True)
+    )
+    if not ids:
+        messages.error(request, "No imported paper to audit: import the MLR-Bench runs first.")
+    else:
+        django_rq.get_queue("default").enqueue("benchmark.research.fabrication.audit_papers_job", ids)
+        messages.success(request, f"Audit of {len(ids)} papers queued; reload in a minute.")
+    return redirect("review:agreement:lab_fabrication")
+
+
+@require_GET
+@role_required(ADMIN)
+def lab_report(request: HttpRequest) -> HttpResponse:
+    """The judge lab's part of the agreement report, as one JSON file: probes, comparisons, flags."""
+    experiments = JudgeExperiment.objects.select_related("config__rubric", "gold_set").order_by("created_at")
+    report = {
+        "experiments": [experiment_report(e) for e in experiments if e.status == JudgeExperiment.Status.FINISHED],
+        "comparisons": [
+            {"code": str(c.code), "status": c.status, "error": c.error, **c.result}
+            for c in JudgeComparison.objects.order_by("created_at")
+        ],
+        "hallucination": hallucination_comparison(),
+        "fabrication": fabrication_comparison(),
+    }
+    return _json(report, "judge-lab-report.json")
