@@ -413,7 +413,7 @@ def traj_files(paths: list[str]) -> list[Path]:
         elif path.exists():
             files.append(path)
         else:
-            raise TrajImportError(f"{path}: no such file or folder")
+            raise TrajImportError(path, "(path)", "no such file or folder")
     return files
 
 
