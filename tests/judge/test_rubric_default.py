@@ -31,7 +31,7 @@ def test_without_a_policy_an_admin_makes_any_version_the_default(versions, admin
     assert v1.is_default and rubric_default("idea") == v1 and v1.default_evidence["gate"] is None
     rubric_set_default(rubric=v2, user=admin_user)
     assert list(Rubric.objects.filter(stage="idea", is_default=True)) == [v2]  # one default per stage
-    form = JudgmentRequestForm(artifact=make_artifact(make_research_run(), "idea"))
+    form = JudgmentRequestForm(artifact=make_artifact(make_research_run(), "idea"), user=admin_user)
     assert form.initial["rubric"] == v2.code  # new judgments are offered the default first
 
 
