@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from redis.exceptions import RedisError
 
 from accounts.progress import group_send
 from benchmark.models import Run, Score, Step, Task
@@ -134,6 +135,9 @@ class LiveChannelDown(Exception):
     """Redis stayed unreachable longer than settings.RUN_REDIS_OUTAGE_LIMIT; the run stops interrupted."""
 
 
+# What an unreachable or restarting Redis raises (BusyLoadingError, while it reads its append-only
+# file, is a ConnectionError); anything else (a message that cannot be encoded) is no blip.
+UNREACHABLE = (RedisError, OSError, TimeoutError)
 BACKOFF_FIRST = 0.05  # seconds before the first retry; doubled each time up to BACKOFF_MAX
 BACKOFF_MAX = 2.0  # so that a run notices within about 2 s that Redis is back
 
@@ -150,7 +154,7 @@ def send_retrying(group: str, message: dict[str, Any]) -> None:
             if failing_since is not None:
                 log.warning("live push to %s went through after %.1f s", group, time.monotonic() - failing_since)
             return
-        except Exception as exc:
+        except UNREACHABLE as exc:
             now = time.monotonic()
             failing_since = now if failing_since is None else failing_since
             if now - failing_since >= limit:
