@@ -39,7 +39,11 @@ def _sender_loop() -> asyncio.AbstractEventLoop:
 def group_send(group: str, message: dict[str, Any], *, timeout: float = 10.0) -> None:
     layer = get_channel_layer()
     future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), _sender_loop())
-    future.result(timeout=timeout)
+    try:
+        future.result(timeout=timeout)
+    except BaseException:
+        future.cancel()  # a send stuck on a dead Redis must not pile up in the loop behind retries
+        raise
 
 
 class UserEvent(TypedDict):

@@ -21,6 +21,7 @@ urlpatterns = [
     path("runs/<uuid:code>/share/", runs.run_share, name="run_share"),
     path("runs/<uuid:code>/unshare/", runs.run_unshare, name="run_unshare"),
     path("runs/<uuid:code>/replay/", runs.run_replay, name="run_replay"),
+    path("runs/<uuid:code>/resume/", runs.run_resume, name="run_resume"),
     # tasks/: the current tasks and one version's page
     path("tasks/", tasks.task_list, name="task_list"),
     path("tasks/<uuid:code>/", tasks.task_detail, name="task_detail"),

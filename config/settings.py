@@ -151,6 +151,15 @@ RQ_QUEUES = {
 }
 RQ_SHOW_ADMIN_LINK = True
 RUN_WORKERS = env_int("RUN_WORKERS", 2, minimum=1, maximum=64)
+# A run keeps going through a Redis outage this long (its steps are in the database; the live
+# pushes retry with backoff); past it the run stops as `interrupted`, to be resumed.
+RUN_REDIS_OUTAGE_LIMIT = env_float("RUN_REDIS_OUTAGE_LIMIT", 60.0, minimum=0.1)
+# The worker driving a run refreshes a Redis key this often; the run reaper takes a key missing for
+# RUN_HEARTBEAT_TTL seconds as a dead worker (kill -9, a lost host) and marks the run interrupted.
+RUN_HEARTBEAT_EVERY = env_float("RUN_HEARTBEAT_EVERY", 5.0, minimum=0.05)
+RUN_HEARTBEAT_TTL = env_float("RUN_HEARTBEAT_TTL", 30.0, minimum=0.5)
+if RUN_HEARTBEAT_TTL < 3 * RUN_HEARTBEAT_EVERY:
+    raise ImproperlyConfigured("RUN_HEARTBEAT_TTL must be at least 3 x RUN_HEARTBEAT_EVERY (a beat may be late)")
 # ASGI server processes that `make up` starts on its one port (they share the channel layer).
 WEB_PROCESSES = env_int("WEB_PROCESSES", os.cpu_count() or 1, minimum=1, maximum=64)
 

@@ -107,9 +107,18 @@ def submission_status(result: Any, reason: str) -> str:
     return f"{kind} ({reason})"
 
 
-def run_loop(*, env: Environment, policy: Policy, recorder: Recorder, max_steps: int) -> Outcome:
-    observation: str | None = None
-    for number in range(1, max_steps + 1):
+def run_loop(
+    *,
+    env: Environment,
+    policy: Policy,
+    recorder: Recorder,
+    max_steps: int,
+    first: int = 1,
+    observation: str | None = None,
+) -> Outcome:
+    """Steps `first`..`max_steps`; a resumed run starts after its committed steps, with the last
+    one's observation (the step limit counts across both parts)."""
+    for number in range(first, max_steps + 1):
         if recorder.cancelled():
             return Outcome(ExitStatus.EXIT_CANCELLED, steps=number - 1)
         turn = Turn(

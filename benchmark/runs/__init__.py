@@ -1,6 +1,7 @@
-"""Agent runs: launch, cancel, share, replay (services), the RQ job, the recorder and live
-progress (one group per run), the stream consumer, the pages, who may see a run, and MLGym
-`.traj` import and export.
+"""Agent runs: launch, cancel, share, replay, resume (services; queueing: jobs and orphans;
+resume: replaying committed steps), the RQ job and its heartbeat, the recorder and live progress
+(one group per run), the stream consumer, the pages, who may see a run, and MLGym `.traj` import
+and export.
 
 A run's path: views.run_launch -> services.run_launch -> jobs.execute_run ->
 services.run_execute (sandbox from benchmark.tasks.evaluation, the loop from benchmark.agent,

@@ -11,15 +11,21 @@ Redis connection of the channel layer is reused instead of reopened for every me
 
 from __future__ import annotations
 
+import logging
 import math
+import time
 from typing import Any, TypedDict
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from redis.exceptions import RedisError
 
 from accounts.progress import group_send
 from benchmark.models import Run, Score, Step, Task
+
+log = logging.getLogger(__name__)
 
 
 class ScorePayload(TypedDict):
@@ -108,8 +114,56 @@ def run_payload(run: Run) -> RunPayload:
 # -- sending: through the process's one sender loop (accounts.progress.group_send) -------------
 
 
-def run_status_send(run: Run) -> None:
-    group_send(run_group(run.code), {"type": "run.status", "run": dict(run_payload(run))})
+def run_status_send(run: Run, *, patient: bool = False) -> None:
+    """Tell the run's viewers its status. `patient` (the worker): retry through a Redis blip, see
+    send_retrying. Otherwise (a web request, the reaper) one try: the status is committed, and a
+    viewer reads it from the database when its socket reconnects."""
+    message = {"type": "run.status", "run": dict(run_payload(run))}
+    if patient:
+        send_retrying(run_group(run.code), message)
+        return
+    try:
+        group_send(run_group(run.code), message, timeout=5.0)
+    except Exception as exc:
+        log.warning("status of run %s not pushed (viewers read it on reconnect): %s", run.code, exc)
+
+
+# -- Redis blips: the database holds every step; the live push waits for Redis, up to a limit -----
+
+
+class LiveChannelDown(Exception):
+    """Redis stayed unreachable longer than settings.RUN_REDIS_OUTAGE_LIMIT; the run stops interrupted."""
+
+
+# What an unreachable or restarting Redis raises (BusyLoadingError, while it reads its append-only
+# file, is a ConnectionError); anything else (a message that cannot be encoded) is no blip.
+UNREACHABLE = (RedisError, OSError, TimeoutError)
+BACKOFF_FIRST = 0.05  # seconds before the first retry; doubled each time up to BACKOFF_MAX
+BACKOFF_MAX = 2.0  # so that a run notices within about 2 s that Redis is back
+
+
+def send_retrying(group: str, message: dict[str, Any]) -> None:
+    """group_send, retried with exponential backoff while Redis is unreachable; LiveChannelDown once
+    it has been failing for RUN_REDIS_OUTAGE_LIMIT seconds."""
+    limit = settings.RUN_REDIS_OUTAGE_LIMIT
+    delay = BACKOFF_FIRST
+    failing_since: float | None = None
+    while True:
+        try:
+            group_send(group, message, timeout=5.0)
+            if failing_since is not None:
+                log.warning("live push to %s went through after %.1f s", group, time.monotonic() - failing_since)
+            return
+        except UNREACHABLE as exc:
+            now = time.monotonic()
+            failing_since = now if failing_since is None else failing_since
+            if now - failing_since >= limit:
+                raise LiveChannelDown(
+                    f"Redis (the job queue and live updates) was unreachable for more than {limit:g} s"
+                ) from exc
+            log.warning("live push to %s failed, retrying in %.2f s: %s", group, delay, exc)
+            time.sleep(min(delay, limit - (now - failing_since)))
+            delay = min(2 * delay, BACKOFF_MAX)
 
 
 def _better(task: Task, current: float | None, value: float | None) -> float | None:
@@ -187,6 +241,7 @@ def step_append(
     run.cost += cost
     run.heartbeat_at = now
     if publish:
-        # Sent after the commit: a viewer that reconnects and asks the database finds it too.
-        group_send(run_group(run.code), {"type": "run.step", "step": dict(step_payload(step, score_row))})
+        # Sent after the commit: a viewer that reconnects and asks the database finds it too, and a
+        # Redis outage (LiveChannelDown) leaves this step committed.
+        send_retrying(run_group(run.code), {"type": "run.step", "step": dict(step_payload(step, score_row))})
     return step

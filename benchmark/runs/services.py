@@ -13,6 +13,8 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.db.models import Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from benchmark.agent.environment import Environment, Observation
@@ -20,7 +22,8 @@ from benchmark.agent.loop import Decision, ExitStatus, Outcome, Usage, run_loop
 from benchmark.agent.policies import LLMPolicy, ModelSettings, baseline_policy, replay_policy
 from benchmark.agent.prompt import TASK_TEMPLATE, system_message
 from benchmark.models import AgentConfig, Run, RunGroup, RunShare, Score, Step, Task
-from benchmark.runs import progress
+from benchmark.runs import heartbeat, progress, queueing
+from benchmark.runs.resume import committed_steps, policy_restore, prior_usage, workspace_replay
 
 log = logging.getLogger(__name__)
 
@@ -41,16 +44,8 @@ class Limits:
 
 
 # -- launch ---------------------------------------------------------------------------------------
-# The job, by its dotted path: benchmark.runs.jobs imports this module, not the other way round.
-EXECUTE_JOB = "benchmark.runs.jobs.execute_run"
-
-
-def run_enqueue(run: Run) -> None:
-    """Enqueue after the surrounding transaction commits: the worker must find the row."""
-    import django_rq
-
-    run_id = run.pk
-    transaction.on_commit(lambda: django_rq.get_queue("runs").enqueue(EXECUTE_JOB, run_id, job_timeout=6 * 3600))
+class LaunchError(Exception):
+    """Runs could not be put on the queue; the message says which and why (for the user)."""
 
 
 def run_launch(
@@ -69,7 +64,12 @@ def run_launch(
     if not 1 <= n_runs <= 100:
         raise ValueError("the number of runs must be between 1 and 100")
     limits = limits or Limits()
-    runs = []
+    try:
+        queueing.queue_check()  # Redis down: say so, and create nothing
+    except queueing.QueueDown as exc:
+        raise LaunchError(str(exc)) from exc
+    runs: list[Run] = []
+    failed: list[Run] = []
     with transaction.atomic():
         group = RunGroup.objects.create(name=name or f"{agent.name} on {len(tasks)} task(s) x {n_runs}", owner=owner)
         for task in tasks:
@@ -83,9 +83,47 @@ def run_launch(
                     replay_of=replay_of,
                     params={**limits.as_params(), "repetition": repetition},
                 )
-                run_enqueue(run)
                 runs.append(run)
+        queueing.enqueue_after_commit(runs, failed=failed)
+    if failed:  # Redis went away between the check and the commit: those runs say so on their page
+        raise LaunchError(
+            f"{len(failed)} of {len(runs)} run(s) could not be queued: the job queue (Redis) stopped "
+            "answering. They are marked failed (not queued); launch them again in a moment."
+        )
     return runs
+
+
+def run_resume(*, run: Run, by: Any = None) -> bool:
+    """Queue an interrupted run again; the worker replays its committed steps into a fresh sandbox
+    and the agent goes on from the next step (benchmark.runs.resume). False if it is not interrupted."""
+    try:
+        queueing.queue_check()
+    except queueing.QueueDown as exc:
+        raise LaunchError(str(exc).replace("launched", "resumed")) from exc
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(pk=run.pk)
+        if run.status != Run.Status.INTERRUPTED or run.source != Run.Source.REFEREE:
+            return False
+        resumes = [
+            *run.params.get("resumes", []),
+            {
+                "after_step": run.step_count,
+                "at": timezone.now().isoformat(),
+                "by": by.get_username() if by is not None else "",
+                "interrupted_by": run.error,
+            },
+        ]
+        run.params = {**run.params, "resumes": resumes}
+        Run.objects.filter(pk=run.pk).update(
+            status=Run.Status.QUEUED, exit_status="", error="", finished_at=None, params=run.params
+        )
+        failed: list[Run] = []
+        interrupted_by = run.error
+        queueing.enqueue_after_commit([run], failed=failed, on_failure=lambda r, why: _resume_undo(r, interrupted_by))
+    if failed:
+        raise LaunchError("The run could not be queued again (the job queue stopped answering); it stays interrupted.")
+    progress.run_status_send(Run.objects.get(pk=run.pk))
+    return True
 
 
 def run_cancel(*, run: Run) -> bool:
@@ -121,6 +159,18 @@ def run_share_revoke(*, run: Run, user: AbstractBaseUser, by: Any = None) -> boo
     share.revoked_at, share.revoked_by = timezone.now(), by
     share.save(update_fields=["revoked_at", "revoked_by"])
     return True
+
+
+def _resume_undo(run: Run, error: str) -> None:
+    """A resume whose job the queue did not take: the run is interrupted again, resumable later."""
+    run.params = {**run.params, "resumes": run.params.get("resumes", [])[:-1]}
+    Run.objects.filter(pk=run.pk, status=Run.Status.QUEUED).update(
+        status=Run.Status.INTERRUPTED,
+        exit_status="interrupted",
+        error=error,
+        finished_at=timezone.now(),
+        params=run.params,
+    )
 
 
 # -- execution ----------------------------------------------------------------------------------
@@ -288,15 +338,30 @@ def _worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+INTERRUPTED = "interrupted"  # exit status of a run stopped by a fault, not by its agent
+
+
 def run_execute(*, run_id: int) -> Run | None:
-    """Claim a queued run and drive it to its end; every step is committed as it happens."""
+    """Claim a queued run and drive it to its end; every step is committed as it happens.
+
+    A heartbeat key lives as long as this process drives the run (benchmark.runs.heartbeat); it
+    stops only after the final status is committed, so the reaper never mistakes a finishing run
+    for a dead one."""
+    now = timezone.now()
     claimed = Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(
-        status=Run.Status.RUNNING, started_at=timezone.now(), worker_name=_worker_name(), heartbeat_at=timezone.now()
+        status=Run.Status.RUNNING,
+        started_at=Coalesce("started_at", Value(now)),  # a resumed run's wall time counts both parts
+        worker_name=_worker_name(),
+        heartbeat_at=now,
     )
     if not claimed:
         return None  # cancelled before it started, or claimed by another worker
     run = Run.objects.select_related("task", "agent", "replay_of").get(pk=run_id)
-    progress.run_status_send(run)
+    with heartbeat.beating(run.code):
+        return _run_drive(run)
+
+
+def _run_drive(run: Run) -> Run:
     recorder = RunRecorder(run=run)
     outcome = Outcome(ExitStatus.EXIT_ERROR)
     error = ""
@@ -307,6 +372,7 @@ def run_execute(*, run_id: int) -> Run | None:
         from benchmark.tasks import evaluation
         from sandbox import open_session
 
+        progress.run_status_send(run, patient=True)
         max_steps = int(run.params.get("max_steps", run.agent.max_steps))
         command_timeout = int(run.params.get("command_timeout", DEFAULT_COMMAND_TIMEOUT))
         connection = None
@@ -326,11 +392,18 @@ def run_execute(*, run_id: int) -> Run | None:
             baseline_scores=run.task.baseline_scores,
         )
         policy = _policy(run, env, max_steps, command_timeout, recorder, connection)
-        outcome = run_loop(env=env, policy=policy, recorder=recorder, max_steps=max_steps)
+        first, observation = _resume_point(run, env, policy, recorder, max_steps)
+        outcome = run_loop(
+            env=env, policy=policy, recorder=recorder, max_steps=max_steps, first=first, observation=observation
+        )
     except PreflightError as exc:
         # The endpoint never answered its check: the same outcome as a model that never answered
         # in the loop (failed, exit_api, unscored), found before a sandbox was started.
         outcome = Outcome(ExitStatus.EXIT_API, str(exc), failed=True)
+    except progress.LiveChannelDown as exc:
+        # Every step so far is committed; the run can be resumed once Redis is back.
+        log.warning("run %s interrupted: %s", run.code, exc)
+        outcome = Outcome(INTERRUPTED, f"{exc}. Every step up to {run.step_count} is kept; Resume continues it.")
     except Exception as exc:  # the run fails visibly; the worker lives on
         log.exception("run %s failed", run.code)
         error = f"{type(exc).__name__}: {exc}"
@@ -343,6 +416,27 @@ def run_execute(*, run_id: int) -> Run | None:
     return _run_finish(
         run=run, outcome=outcome, error=error, policy=policy, recorder=recorder, wall=time.perf_counter() - started
     )
+
+
+def _resume_point(
+    run: Run, env: Environment, policy: Any, recorder: RunRecorder, max_steps: int
+) -> tuple[int, str | None]:
+    """(first step number, the observation the agent sees first): 1 and None for a fresh run; for a
+    resumed one, the committed steps are replayed into `env` and the policy's history rebuilt."""
+    steps = committed_steps(run) if run.step_count else []
+    if not steps:
+        return 1, None
+    usage = prior_usage(run, steps)
+    recorder.usage = Usage()
+    recorder.usage.add(usage)
+    policy_restore(policy, steps, max_steps=max_steps, usage=usage)
+    differing = workspace_replay(env, steps)
+    resumes = list(run.params.get("resumes") or [{"after_step": len(steps)}])
+    resumes[-1] = {**resumes[-1], "replayed": len(steps), "replay_differs": differing}
+    _params_update(run, resumes=resumes)
+    if isinstance(policy, LLMPolicy) and policy.pending_reply is None:
+        return steps[-1].index + 1, None  # no step came from the model: it starts from the task message
+    return steps[-1].index + 1, steps[-1].observation
 
 
 def _run_finish(*, run: Run, outcome: Outcome, error: str, policy: Any, recorder: RunRecorder, wall: float) -> Run:
@@ -358,6 +452,8 @@ def _run_finish(*, run: Run, outcome: Outcome, error: str, policy: Any, recorder
         params["harness_ms_p50"] = round(1000 * ordered[len(ordered) // 2], 3)
     if error:
         status, exit_status = Run.Status.FAILED, ExitStatus.EXIT_ERROR
+    elif outcome.exit_status == INTERRUPTED:
+        status, exit_status, error = Run.Status.INTERRUPTED, INTERRUPTED, outcome.detail
     elif outcome.failed:
         # No model call ever succeeded: nothing the agent did can be scored (no autosubmission
         # ran), and the run is kept off leaderboards. Say which endpoint and what it answered.
@@ -383,6 +479,6 @@ def _run_finish(*, run: Run, outcome: Outcome, error: str, policy: Any, recorder
     )
     Run.objects.filter(pk=run.pk).update(params=params)
     run.refresh_from_db()
-    progress.run_status_send(run)
+    progress.run_status_send(run)  # one try: the status is committed, a reconnecting viewer reads it
     log.info("run %s ended: %s %s after %.1fs", run.code, run.status, run.exit_status, wall)
     return run

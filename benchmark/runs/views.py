@@ -1,4 +1,5 @@
-"""Run pages: list, launch, the live run page, raw log and .traj downloads, cancel, share, unshare, replay."""
+"""Run pages: list, launch, the live run page, raw log and .traj downloads, cancel, share, unshare, replay,
+resume."""
 
 from __future__ import annotations
 
@@ -57,15 +58,19 @@ def run_launch(request: HttpRequest) -> HttpResponse:
             form.add_error("model", f"The endpoint failed its check, so nothing was launched: {problem}")
             return render(request, "benchmark/run_launch.html", {"form": form})
         agent = form.agent_config(user=request.user)
-        runs = services.run_launch(
-            owner=request.user,
-            tasks=list(data["tasks"]),
-            agent=agent,
-            n_runs=data["n_runs"],
-            limits=services.Limits(
-                max_steps=data["max_steps"], cost_limit=data["cost_limit"], command_timeout=data["command_timeout"]
-            ),
-        )
+        try:
+            runs = services.run_launch(
+                owner=request.user,
+                tasks=list(data["tasks"]),
+                agent=agent,
+                n_runs=data["n_runs"],
+                limits=services.Limits(
+                    max_steps=data["max_steps"], cost_limit=data["cost_limit"], command_timeout=data["command_timeout"]
+                ),
+            )
+        except services.LaunchError as exc:  # the form keeps what was typed; try again in a moment
+            form.add_error(None, str(exc))
+            return render(request, "benchmark/run_launch.html", {"form": form}, status=503)
         messages.success(request, f"Launched {len(runs)} run(s).")
         if len(runs) == 1:
             return redirect("benchmark:run_detail", code=runs[0].code)
@@ -177,7 +182,30 @@ def run_replay(request: HttpRequest, code: UUID) -> HttpResponse:
     agent = AgentConfig.objects.create(
         name="replay", kind=AgentConfig.Kind.REPLAY, max_steps=run.step_count + 1, created_by=request.user
     )
-    (replay,) = services.run_launch(
-        owner=request.user, tasks=[run.task], agent=agent, replay_of=run, name=f"replay of {run.code}"
-    )
+    try:
+        (replay,) = services.run_launch(
+            owner=request.user, tasks=[run.task], agent=agent, replay_of=run, name=f"replay of {run.code}"
+        )
+    except services.LaunchError as exc:
+        messages.error(request, str(exc))
+        return redirect("benchmark:run_detail", code=run.code)
     return redirect("benchmark:run_detail", code=replay.code)
+
+
+@require_POST
+@role_required(RESEARCHER, ADMIN)
+def run_resume(request: HttpRequest, code: UUID) -> HttpResponse:
+    """Continue an interrupted run from its last committed step (the owner and admins)."""
+    run = _run_for(request, code)
+    if not can_manage_run(request.user, run):
+        raise PermissionDenied
+    try:
+        resumed = services.run_resume(run=run, by=request.user)
+    except services.LaunchError as exc:
+        messages.error(request, str(exc))
+        return redirect("benchmark:run_detail", code=run.code)
+    if resumed:
+        messages.success(request, f"Resumed: its {run.step_count} step(s) are replayed, then the agent goes on.")
+    else:
+        messages.error(request, f"A {run.get_status_display().lower()} run cannot be resumed; only an interrupted one.")
+    return redirect("benchmark:run_detail", code=run.code)

@@ -73,6 +73,17 @@ def test_it_stops_start_up_when_debug_is_maybe(tmp_path):
     assert "DEBUG='maybe'" in result.stderr
 
 
+def test_it_refuses_a_run_heartbeat_ttl_that_a_late_beat_would_outrun(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    environ = dict(os.environ, RUN_HEARTBEAT_EVERY="5", RUN_HEARTBEAT_TTL="10", REFEREE_VAR_DIR=str(tmp_path))
+    result = subprocess.run([sys.executable, "manage.py", "check"], capture_output=True, text=True, env=environ)
+    assert result.returncode != 0
+    assert "RUN_HEARTBEAT_TTL must be at least 3 x RUN_HEARTBEAT_EVERY" in result.stderr
+
+
 def test_it_generates_a_secret_key_once_under_var(tmp_path):
     import os
     import subprocess

@@ -1,4 +1,11 @@
-"""`manage.py reap_runs [--loop]`: mark runs whose worker died as interrupted, keeping their steps."""
+"""`manage.py reap_runs [--loop]`: mark runs whose worker died as interrupted, keeping their steps,
+and re-queue (once) queued runs whose job is gone.
+
+A running run is alive while its heartbeat key lives (benchmark.runs.heartbeat). Its key gone for
+longer than RUN_HEARTBEAT_TTL since the claim means its process is gone (kill -9, a lost host): the
+run is interrupted within about TTL + the reaper's interval, not after RQ's worker key expires.
+A run claimed more recently than that falls back to RQ's word (the worker and its current job).
+"""
 
 from __future__ import annotations
 
@@ -8,11 +15,12 @@ import time
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
 from benchmark.models import Run
-from benchmark.runs import progress
+from benchmark.runs import heartbeat, progress, queueing
 
 # A run whose worker is unknown to RQ and that has shown no sign of life for this long is dead.
 STALE_AFTER = timedelta(minutes=10)
@@ -36,6 +44,15 @@ class Command(BaseCommand):
                 reaped = []
             if reaped:
                 self.stdout.write(f"interrupted {len(reaped)} run(s): {', '.join(str(r.code) for r in reaped)}")
+            try:
+                orphans = queueing.orphans_sweep()
+            except Exception as exc:
+                if not loop:
+                    raise
+                self.stderr.write(f"reap_runs: the queued-run check failed, next in {interval:g} s: {exc}")
+                orphans = []
+            for run, done in orphans:
+                self.stdout.write(f"queued run {run.code} had no job: {done}")
             if not loop:
                 return
             time.sleep(interval)
@@ -49,9 +66,12 @@ class Command(BaseCommand):
         if not running:
             return []
         live = self.live_workers()
+        connection = self.connection()
+        beating = heartbeat.beating_codes([run.code for run in running], connection)
+        trusted = heartbeat.missing_keys_prove_death(connection)
         reaped = []
         for run in running:
-            if self.worker_is_dead(run, live):
+            if self.run_is_dead(run, live, beating=beating, missing_proves_death=trusted):
                 if self.mark_interrupted(run):
                     reaped.append(run)
         return reaped
@@ -63,6 +83,22 @@ class Command(BaseCommand):
 
         queue = django_rq.get_queue("runs")
         return {worker.name: worker for worker in Worker.all(connection=queue.connection)}
+
+    def connection(self) -> Any:
+        import django_rq
+
+        return django_rq.get_queue("runs").connection
+
+    def run_is_dead(self, run: Run, live: dict[str, Any], *, beating: set[str], missing_proves_death: bool) -> bool:
+        if str(run.code) in beating:
+            return False  # its process beats: alive, whatever RQ's registry says
+        if not missing_proves_death:
+            return False  # Redis restarted moments ago without its keys: decide on a later pass
+        # heartbeat_at: the claim (also of a resumed run) or the last committed step.
+        last_sign = run.heartbeat_at or run.started_at or run.created_at
+        if timezone.now() - last_sign > timedelta(seconds=settings.RUN_HEARTBEAT_TTL):
+            return True  # the heartbeat lapsed
+        return self.worker_is_dead(run, live)
 
     def running_runs(self) -> list[Run]:
         return list(Run.objects.filter(status=Run.Status.RUNNING))
@@ -94,7 +130,10 @@ class Command(BaseCommand):
         updated = Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
             status=Run.Status.INTERRUPTED,
             exit_status="interrupted",
-            error=f"the worker {run.worker_name or '(unknown)'} stopped while running this run",
+            error=(
+                f"The worker {run.worker_name or '(unknown)'} stopped while running this run. "
+                "Every committed step is kept; Resume continues it."
+            ),
             finished_at=timezone.now(),
         )
         if updated:

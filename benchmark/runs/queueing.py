@@ -1,0 +1,152 @@
+"""Putting runs on the `runs` queue, and finding queued runs whose job is gone.
+
+Every enqueue gets a job id of its own, kept in run.params["job_id"] before the commit, so the
+run reaper can ask RQ whether the job of a queued run still exists. A launch checks the queue
+first and fails with a plain QueueDown (nothing created) when Redis does not answer; an enqueue
+that fails after the commit marks its run failed ("not queued") with the reason, so no run stays
+`queued` forever. The reaper re-enqueues a queued run whose job is missing once, after a grace
+period, and says so on the run page; a second loss marks it failed.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from benchmark.models import Run
+from benchmark.runs import progress
+
+log = logging.getLogger(__name__)
+
+# The job, by its dotted path: benchmark.runs.jobs imports the services, not the other way round.
+EXECUTE_JOB = "benchmark.runs.jobs.execute_run"
+JOB_TIMEOUT = 6 * 3600
+NOT_QUEUED = "not_queued"  # exit status of a run whose job could not be put on the queue
+# A queued run's job is looked for only after this long: the enqueue follows the commit.
+ORPHAN_GRACE = timedelta(seconds=60)
+# RQ job states in which the job will still claim the run.
+PENDING_STATES = {"queued", "started", "deferred", "scheduled"}
+
+
+class QueueDown(Exception):
+    """The job queue (Redis) does not answer: nothing was queued."""
+
+
+def _queue() -> Any:
+    import django_rq
+
+    return django_rq.get_queue("runs")
+
+
+def queue_check() -> None:
+    """QueueDown unless the `runs` queue's Redis answers a PING."""
+    try:
+        _queue().connection.ping()
+    except Exception as exc:
+        log.warning("the runs queue does not answer: %s", exc)
+        raise QueueDown(
+            "The job queue (Redis) does not answer, so nothing was launched. "
+            "Try again in a moment; an administrator can check /healthz."
+        ) from exc
+
+
+def job_assign(run: Run, **marks: Any) -> str:
+    """A new job id for `run`, saved in its params (with `marks`) inside the caller's transaction."""
+    job_id = f"run-{run.code}-{uuid.uuid4().hex[:8]}"
+    run.params = {**run.params, **marks, "job_id": job_id, "queued_at": timezone.now().isoformat()}
+    Run.objects.filter(pk=run.pk).update(params=run.params)
+    return job_id
+
+
+def job_enqueue(run_id: int, job_id: str, *, timeout: int = JOB_TIMEOUT) -> None:
+    _queue().enqueue(EXECUTE_JOB, run_id, job_id=job_id, job_timeout=timeout)
+
+
+def enqueue_after_commit(
+    runs: Sequence[Run],
+    *,
+    failed: list[Run],
+    timeout: int = JOB_TIMEOUT,
+    on_failure: Callable[[Run, str], Any] | None = None,
+) -> None:
+    """After the commit, enqueue each run's assigned job. A run whose enqueue fails goes to
+    `on_failure(run, reason)` (default: marked failed, not queued) and into `failed`, so that the
+    caller can say so."""
+    jobs = [(run, job_assign(run)) for run in runs]
+    on_failure = on_failure or (lambda run, reason: run_not_queued(run, reason=reason))
+
+    def enqueue() -> None:
+        for run, job_id in jobs:
+            try:
+                job_enqueue(run.pk, job_id, timeout=timeout)
+            except Exception as exc:
+                log.warning("run %s not queued: %s", run.code, exc)
+                on_failure(run, f"the job queue (Redis) did not take its job ({type(exc).__name__})")
+                failed.append(run)
+
+    transaction.on_commit(enqueue)
+
+
+def run_not_queued(run: Run, *, reason: str) -> bool:
+    """Mark a queued run failed because its job is not on the queue; its page says why."""
+    updated = Run.objects.filter(pk=run.pk, status=Run.Status.QUEUED).update(
+        status=Run.Status.FAILED,
+        exit_status=NOT_QUEUED,
+        error=f"Not started: {reason}. Launch it again.",
+        finished_at=timezone.now(),
+    )
+    if updated:
+        run.refresh_from_db()
+        progress.run_status_send(run)
+    return bool(updated)
+
+
+def _job_pending(job_id: str | None, connection: Any) -> bool:
+    from rq.exceptions import NoSuchJobError
+    from rq.job import Job
+
+    if not job_id:
+        return False
+    try:
+        status = Job.fetch(job_id, connection=connection).get_status(refresh=False)
+    except NoSuchJobError:
+        return False
+    return str(getattr(status, "value", status)) in PENDING_STATES
+
+
+def _queued_since(run: Run) -> datetime:
+    try:
+        return datetime.fromisoformat(run.params["queued_at"])
+    except (KeyError, TypeError, ValueError):
+        return run.created_at
+
+
+def orphans_sweep() -> list[tuple[Run, str]]:
+    """Queued runs past the grace period whose job is gone: re-enqueue once, fail the second time.
+    Returns (run, what was done)."""
+    queue = _queue()
+    cutoff = timezone.now() - ORPHAN_GRACE
+    done = []
+    for run in Run.objects.filter(status=Run.Status.QUEUED, source=Run.Source.REFEREE):
+        if _queued_since(run) > cutoff or _job_pending(run.params.get("job_id"), queue.connection):
+            continue
+        if run.params.get("requeued"):
+            if run_not_queued(run, reason="its job was lost from the queue again after being re-queued once"):
+                done.append((run, "failed"))
+            continue
+        lost = run.params.get("job_id") or "(none recorded)"
+        with transaction.atomic():
+            # Re-read under the transaction: a cancel or a claim since the scan keeps its say.
+            if not Run.objects.filter(pk=run.pk, status=Run.Status.QUEUED).exists():
+                continue
+            mark = {"at": timezone.now().isoformat(), "lost_job": lost}
+            job_id = job_assign(run, requeued=mark)
+        job_enqueue(run.pk, job_id)
+        done.append((run, "re-queued"))
+    return done
