@@ -307,6 +307,25 @@ def item_render(item) -> tuple[str, tuple[str, ...]]:  # item: review.models.Cam
     return render(artifact.content, files, tuple(names))
 
 
+TITLE_PREFIX = 4000  # characters of an item's text read for its title (the queue fetches only these)
+TITLE_MAX = 140
+_HEADING = re.compile(r"^\s{0,3}#{1,3}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_TITLE_LABEL = re.compile(r"(?i)^(?:paper\s+)?title\s*:\s*")
+_INLINE_MARKUP = re.compile(r"[*_`$\\]|<[^>]*>")
+
+
+def item_title(text_head: str, names: list[str] | tuple[str, ...]) -> str:
+    """The blinded title of an item for the reviewer's queue: the first markdown heading of its text
+    (chatter is never a heading), markup stripped, system names scrubbed like the body; "" if none."""
+    m = _HEADING.search(text_head or "")
+    if m is None:
+        return ""
+    # Scrubbed before and after the markup goes: "claude_agent" and "*Claude*" both lose the name.
+    title = _INLINE_MARKUP.sub("", _TITLE_LABEL.sub("", scrub(m.group(1), names)))
+    title = scrub(" ".join(title.split()), names)
+    return title if len(title) <= TITLE_MAX else title[: TITLE_MAX - 1].rstrip() + "…"
+
+
 def with_figure_urls(template: str, used: tuple[str, ...], *, assignment_code: str, base_url: str) -> str:
     """Put the assignment's own opaque figure URLs into a shared render.
 
