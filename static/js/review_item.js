@@ -133,7 +133,7 @@
   form.addEventListener("input", function () { if (!summary.hidden) validate(); });
   form.addEventListener("input", count);
   form.addEventListener("change", count);
-  if (!summary.hidden) openSheet(true);  // the server refused a submission: show where
+  if (!summary.hidden) { openSheet(true); summary.focus(); }  // the server refused a submission: show where
 
   let revision = client.revision;
   let acked = client.revision;
