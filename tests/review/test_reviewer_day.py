@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
@@ -196,3 +199,41 @@ def test_it_lists_reports_for_admins_and_accepts_them_there(client_for, admin_us
     a.refresh_from_db()
     assert a.status == Assignment.Status.RETURNED
     assert client_for(reviewer).get(url).status_code == 302  # reviewers never reach the admin
+
+
+# ---------------------------------------------------------------- titles
+
+NAMES = ("claude", "gemini")
+
+
+@pytest.mark.parametrize(
+    ("head", "title"),
+    [
+        ("Here is the paper:\n\n## 1. Title and Abstract\n\n**Title:** Tutoring *Claude* users\n\n**Abstract:** x", "Tutoring [system] users"),
+        ("## 1 Title and Abstract\n\n**Title:**  \nSpurGen: A Benchmark\n\n**Abstract:**", "SpurGen: A Benchmark"),
+        ("Title: Cluster-Driven Unlearning\n\nAbstract  \nWe propose", "Cluster-Driven Unlearning"),
+        ("Okay, I will now write it.\n\n---\n\n# **Gemini-free Transformers**\n\n## 1. Title and Abstract", "[system] Transformers"),  # as the body scrubs it
+        ("# Abstract\n\nWe study things.\n", ""),
+        ("No heading, written by Claude.", ""),
+    ],
+)  # fmt: skip
+def test_it_takes_the_title_from_a_label_or_the_first_real_heading(head, title) -> None:
+    from review.blinding import item_title
+
+    assert item_title(head, NAMES) == title
+
+
+MLRBENCH_RESULTS = (
+    Path(settings.MLRBENCH_DIR or Path(settings.BASE_DIR).parent / "shared" / "mlrbench") / "agent_results"
+)
+
+
+@pytest.mark.shared_data(MLRBENCH_RESULTS)
+def test_it_finds_a_blinded_title_for_every_released_paper() -> None:
+    from review.blinding import TITLE_PREFIX, item_title, system_names
+
+    names = system_names("claude", "gemini", "o4-mini", "Claude Code")
+    papers = sorted(MLRBENCH_RESULTS.glob("*/*/results/paper.md"))
+    titles = [item_title(p.read_text()[:TITLE_PREFIX], names) for p in papers]
+    assert len(papers) == 30 and all(titles), [p for p, t in zip(papers, titles, strict=True) if not t]
+    assert not [t for t in titles if re.search(r"(?i)claude|gemini|o4-mini|title and abstract|here is", t)]

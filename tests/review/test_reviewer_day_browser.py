@@ -10,7 +10,7 @@ from judge.models import Rubric
 from review.models import Assignment, ItemReport, Review
 from review.services import campaign_assign, campaign_create
 from tests.review.factories import make_paper
-from tests.review.test_browser import _login, browser  # noqa: F401  (the chromium fixture)
+from tests.review.test_browser import _login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -45,7 +45,7 @@ def world(reviewer):
     return {"mine": Assignment.objects.get(reviewer=reviewer)}
 
 
-def _open_item(browser, live_server, reviewer, assignment, viewport):  # noqa: F811
+def _open_item(browser, live_server, reviewer, assignment, viewport):
     page = browser.new_page(viewport=viewport)
     page.errors = []
     page.on("pageerror", lambda e: page.errors.append(str(e)))
@@ -76,7 +76,7 @@ NUMBER_CHECK = """() => [...document.querySelectorAll('.paper td')].filter(td =>
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_it_lets_the_reviewer_read_and_score_at_once(live_server, browser, reviewer, world, viewport) -> None:  # noqa: F811
+def test_it_lets_the_reviewer_read_and_score_at_once(live_server, browser, reviewer, world, viewport) -> None:
     page = _open_item(browser, live_server, reviewer, world["mine"], viewport)
     if viewport is PHONE:
         # Closed, the sheet is a Score bar at the bottom, with the counter; the paper fills the screen.
@@ -109,7 +109,7 @@ def test_it_lets_the_reviewer_read_and_score_at_once(live_server, browser, revie
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_it_names_the_missing_criteria_before_sending_anything(live_server, browser, reviewer, world, viewport) -> None:  # noqa: F811
+def test_it_names_the_missing_criteria_before_sending_anything(live_server, browser, reviewer, world, viewport) -> None:
     a = world["mine"]
     page = _open_item(browser, live_server, reviewer, a, viewport)
     submits: list[str] = []
@@ -147,7 +147,7 @@ def test_it_names_the_missing_criteria_before_sending_anything(live_server, brow
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
 def test_it_reports_a_problem_and_keeps_the_reviewer_on_the_item(
     live_server, browser, reviewer, world, viewport
-) -> None:  # noqa: F811
+) -> None:
     a = world["mine"]
     page = _open_item(browser, live_server, reviewer, a, viewport)
     _show_rubric(page, viewport)
