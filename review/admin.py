@@ -1,6 +1,7 @@
 from django.contrib import admin
 
-from review.models import Assignment, Campaign, CampaignItem, CampaignReviewer, Conflict, Review
+from review.models import Assignment, Campaign, CampaignItem, CampaignReviewer, Conflict, ItemReport, Review
+from review.reports import report_resolve
 
 
 class ItemInline(admin.TabularInline):
@@ -41,3 +42,40 @@ class ReviewAdmin(admin.ModelAdmin):
     list_display = ("assignment", "status", "source", "confidence", "revision", "submitted_at")
     list_filter = ("status", "source", "assignment__campaign")
     raw_id_fields = ("assignment",)
+
+
+@admin.register(ItemReport)
+class ItemReportAdmin(admin.ModelAdmin):
+    """Reviewers' problem reports; accepting one gives the reporter's slot back (review.reports)."""
+
+    list_display = ("created_at", "campaign", "item_code", "assignment", "reviewer", "reason", "status", "note")
+    list_filter = ("status", "reason", "campaign")
+    search_fields = ("assignment__code", "assignment__item__code", "assignment__reviewer__username", "note")
+    raw_id_fields = ("assignment",)
+    readonly_fields = ("campaign", "assignment", "reason", "note", "created_at", "resolved_by", "resolved_at")
+    actions = ("accept_reports", "dismiss_reports")
+    list_select_related = ("campaign", "assignment__item", "assignment__reviewer")
+
+    @admin.display(description="item")
+    def item_code(self, report: ItemReport) -> str:
+        return report.assignment.item.code
+
+    @admin.display(description="reviewer")
+    def reviewer(self, report: ItemReport) -> str:
+        return report.assignment.reviewer.get_username()
+
+    def _resolve(self, request, queryset, accept: bool) -> None:
+        done = returned = 0
+        for report in queryset.filter(status=ItemReport.Status.OPEN):
+            returned += report_resolve(report=report, accept=accept, by=request.user)
+            done += 1
+        verb = "accepted" if accept else "dismissed"
+        self.message_user(request, f"{done} report(s) {verb}; {returned} slot(s) given back.")
+
+    @admin.action(description="Accept: give the reporter's slot back")
+    def accept_reports(self, request, queryset) -> None:
+        self._resolve(request, queryset, accept=True)
+
+    @admin.action(description="Dismiss")
+    def dismiss_reports(self, request, queryset) -> None:
+        self._resolve(request, queryset, accept=False)

@@ -307,6 +307,46 @@ def item_render(item) -> tuple[str, tuple[str, ...]]:  # item: review.models.Cam
     return render(artifact.content, files, tuple(names))
 
 
+TITLE_PREFIX = 4000  # characters of an item's text read for its title (the queue fetches only these)
+TITLE_MAX = 140
+_HEADING = re.compile(r"^\s{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$")
+# "Title: X", "**Title:** X" (X maybe on the next line): how several models label the title.
+_TITLE_LABEL = re.compile(r"(?i)^[\s#*_]*(?:paper\s+)?title[*_\s]*:[*_\s]*(.*)$")
+# Section names some models put before (or instead of) the title: "1. Title and Abstract", "Abstract".
+_SECTION = re.compile(
+    r"(?i)^(?:\d+(?:\.\d+)*[.)]?\s+)?(?:title(?:\s+and\s+abstract)?|abstract|introduction|summary|"
+    r"(?:research\s+)?(?:paper|proposal|idea)|background|related\s+work|methods?|results?|conclusions?)\s*:?$"
+)
+_INLINE_MARKUP = re.compile(r"[*_`$\\]|<[^>]*>")
+
+
+def _plain(text: str, names: list[str] | tuple[str, ...]) -> str:
+    # Scrubbed before and after the markup goes: "claude_agent" and "*Claude*" both lose the name.
+    text = _INLINE_MARKUP.sub("", scrub(text, names))
+    return scrub(" ".join(text.split()), names)
+
+
+def item_title(text_head: str, names: list[str] | tuple[str, ...]) -> str:
+    """The blinded title of an item for the reviewer's queue, "" when none is found: a labelled
+    "Title: ..." line, else the first heading that is not a section name ("1. Title and Abstract"),
+    markup stripped and system names scrubbed like the body. Chatter is never a title: it is
+    neither labelled nor a heading (review.chatter)."""
+    lines = (text_head or "").splitlines()
+    for n, line in enumerate(lines):
+        label = _TITLE_LABEL.match(line)
+        if label:
+            value = label.group(1).strip() or next((x for x in lines[n + 1 : n + 3] if x.strip()), "")
+            title = _plain(value, names)
+        else:
+            heading = _HEADING.match(line)
+            title = _plain(heading.group(1), names) if heading else ""
+            if _SECTION.match(title):
+                continue
+        if title:
+            return title if len(title) <= TITLE_MAX else title[: TITLE_MAX - 1].rstrip() + "…"
+    return ""
+
+
 def with_figure_urls(template: str, used: tuple[str, ...], *, assignment_code: str, base_url: str) -> str:
     """Put the assignment's own opaque figure URLs into a shared render.
 

@@ -44,6 +44,7 @@ class ReviewForm(forms.Form):
                 coerce=int,
                 empty_value=None,
                 required=not partial,
+                error_messages={"required": f"Choose a score for {dim['name']}."},
             )
             self.fields[f"just_{key}"] = forms.CharField(
                 label=f"{dim['name']} justification",
@@ -51,6 +52,7 @@ class ReviewForm(forms.Form):
                 required=not partial,
                 widget=forms.Textarea(attrs={"rows": 3}),
                 strip=not partial,  # drafts keep exactly what was typed
+                error_messages={"required": f"Justify the {dim['name']} score."},
             )
         # The rubric's own confidence anchors when it has them (the end-to-end rubric does).
         confidence = next((d for d in rubric.dimensions if d.get("kind") == "confidence"), None)
@@ -61,7 +63,11 @@ class ReviewForm(forms.Form):
                 (str(v), f"{v} - {anchors.get(str(v), '')}".rstrip(" -")) for v in range(1, 6)
             ]
         self.fields["confidence"] = forms.TypedChoiceField(
-            choices=choices, coerce=int, empty_value=None, required=not partial
+            choices=choices,
+            coerce=int,
+            empty_value=None,
+            required=not partial,
+            error_messages={"required": "Choose your confidence."},
         )
 
     def clean(self) -> dict[str, Any]:
@@ -72,8 +78,19 @@ class ReviewForm(forms.Form):
             if not self.fields[f"just_{key}"].required or text is None:
                 continue
             if not text.strip():
-                self.add_error(f"just_{key}", "Please justify the score.")
+                self.add_error(f"just_{key}", f"Justify the {dim['name']} score.")
         return data
+
+    def gaps(self) -> list[dict[str, str]]:
+        """What a submission still lacks, in the form's order: the summary above the form links each."""
+        out = []
+        for dim in self.dimensions:
+            key = dim["key"]
+            if self.has_error(f"score_{key}") or self.has_error(f"just_{key}"):
+                out.append({"anchor": f"dim-{key}", "name": dim["name"]})
+        if self.has_error("confidence"):
+            out.append({"anchor": "id_confidence", "name": "Confidence"})
+        return out
 
     def scores(self) -> dict[str, dict[str, Any]]:
         """{key: {"score": int|None, "justification": str}} - the shape Judgment.scores uses."""

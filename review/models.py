@@ -162,6 +162,7 @@ class Assignment(models.Model):
         SUBMITTED = "submitted"
         RECLAIMED = "reclaimed", "reclaimed (untouched too long)"
         REASSIGNED = "reassigned", "moved to another reviewer"
+        RETURNED = "returned", "given back (an accepted problem report)"
 
     # The states that hold one of the item's k slots.
     LIVE = (Status.ASSIGNED, Status.STARTED, Status.SUBMITTED)
@@ -200,6 +201,47 @@ class Assignment(models.Model):
     @property
     def is_live(self) -> bool:
         return self.status in self.LIVE
+
+
+class ItemReport(models.Model):
+    """A reviewer's report of a problem with an item (a blinding leak, a broken figure, the wrong
+    paper...). Admins see and resolve it; accepting it gives the assignment's slot back (services).
+    The reviewer's review and draft are untouched by the report itself."""
+
+    class Reason(models.TextChoices):
+        BLINDING_LEAK = "blinding_leak", "it reveals which system wrote it"
+        BROKEN_FIGURE = "broken_figure", "a figure or table is broken or missing"
+        WRONG_ITEM = "wrong_item", "wrong or incomplete item"
+        UNREADABLE = "unreadable", "unreadable (rendering, encoding, language)"
+        CONFLICT = "conflict", "conflict of interest"
+        ALREADY_SEEN = "already_seen", "I have seen this work before"
+        OTHER = "other", "other"
+
+    class Status(models.TextChoices):
+        OPEN = "open", "open"
+        ACCEPTED = "accepted", "accepted (slot given back)"
+        DISMISSED = "dismissed", "dismissed"
+
+    NOTE_MAX = 2000
+    MAX_OPEN_PER_ASSIGNMENT = 5  # a stuck button or a script cannot bury the admins in reports
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="item_reports")
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="reports")
+    reason = models.CharField(max_length=16, choices=Reason.choices)
+    note = models.TextField(blank=True, max_length=NOTE_MAX)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["campaign", "status"], name="item_report_inbox")]  # the admins' open reports
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.assignment.code}: {self.reason} ({self.status})"
 
 
 class ReviewQuerySet(models.QuerySet):

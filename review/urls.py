@@ -9,6 +9,7 @@ urlpatterns = [
     path("review/a/<str:code>/", views.item, name="item"),
     path("review/a/<str:code>/draft", views.draft, name="draft"),
     path("review/a/<str:code>/submit", views.submit, name="submit"),
+    path("review/a/<str:code>/report", views.report, name="report"),
     path("review/a/<str:code>/f/<str:fid>", views.figure, name="figure"),
     path("review/a/<str:code>/s/<str:fid>", views.supplementary, name="supplementary"),
     path("review/campaigns/", views.campaign_list, name="campaign_list"),

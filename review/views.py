@@ -13,6 +13,7 @@ from functools import lru_cache
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
+from django.db.models.functions import Substr
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.template import TemplateDoesNotExist
@@ -37,7 +38,8 @@ from review.campaign_views import (  # noqa: F401  (re-exported for urls.py)
 )
 from review.eligibility import campaign_run_ids, identifying_reason
 from review.forms import ReviewForm, draft_to_form_data, score_dimensions
-from review.models import Assignment, Campaign, Review
+from review.models import Assignment, Campaign, ItemReport, Review
+from review.reports import ReportRefused, report_problem
 from review.services import ReviewLocked, StaleRevision, review_save_draft, review_submit
 
 MAX_DRAFT_BYTES = 200_000
@@ -81,18 +83,34 @@ def _review_of(assignment: Assignment) -> Review | None:
 @require_GET
 @role_required(REVIEWER)
 def queue(request: HttpRequest) -> HttpResponse:
+    """The reviewer's day: per campaign "N of M done" and its deadline, each item under its blinded
+    title, and the next open item one click away."""
     assignments = list(
         Assignment.objects.filter(
             reviewer=request.user,
             status__in=Assignment.LIVE,
             campaign__status__in=[Campaign.Status.OPEN, Campaign.Status.CLOSED],
         )
-        .select_related("campaign")
-        .order_by("status", "campaign__deadline", "created_at")
+        .select_related("campaign", "item")
+        # Only the head of each text (its title), not the papers nor their stored renders.
+        .defer("item__rendered_html", "item__blinding_changes", "campaign__import_faults")
+        .annotate(text_head=Substr("item__artifact__content", 1, blinding.TITLE_PREFIX))
+        .order_by("campaign__deadline", "campaign_id", "created_at", "id")
     )
-    todo = [a for a in assignments if a.status != Assignment.Status.SUBMITTED]
-    done = [a for a in assignments if a.status == Assignment.Status.SUBMITTED]
-    return render(request, "review/queue.html", {"todo": todo, "done": done})
+    campaigns: dict[int, dict] = {}
+    for a in assignments:
+        a.item.campaign = a.campaign  # the names to scrub are the campaign's
+        a.title = blinding.item_title(a.text_head, blinding.item_system_names(a.item)) or "Untitled item"
+        group = campaigns.setdefault(a.campaign_id, {"campaign": a.campaign, "todo": [], "done": []})
+        group["done" if a.status == Assignment.Status.SUBMITTED else "todo"].append(a)
+    groups = list(campaigns.values())
+    for group in groups:
+        group["total"] = len(group["todo"]) + len(group["done"])
+    todo = [a for g in groups for a in g["todo"] if g["campaign"].status == Campaign.Status.OPEN]
+    # Next: an item already started first (the reviewer left it halfway), else the earliest due.
+    started = [a for a in todo if a.status == Assignment.Status.STARTED]
+    following = (started or todo or [None])[0]
+    return render(request, "review/queue.html", {"groups": groups, "next": following})
 
 
 def _supplementary(assignment: Assignment) -> list[tuple[Artifact, str]]:
@@ -167,6 +185,10 @@ def _render_item(
             }
         )
     context = {
+        "scored": sum(bool(f["score"].value() and str(f["just"].value() or "").strip()) for f in fields),
+        "gaps": form.gaps() if form.is_bound else [],
+        "report_reasons": ItemReport.Reason.choices,
+        "report_note_max": ItemReport.NOTE_MAX,
         "assignment": assignment,
         "campaign": campaign,
         "instructions": campaign.rubric.instructions,
@@ -260,6 +282,33 @@ def submit(request: HttpRequest, code: str) -> HttpResponse:
         return redirect("review:item", assignment.code)
     messages.success(request, "Review submitted. Thank you!")
     return redirect("review:queue")
+
+
+@never_cache
+@require_POST
+@role_required(REVIEWER)
+def report(request: HttpRequest, code: str) -> HttpResponse:
+    """Report a problem with the item; the reviewer stays on it (fetch gets JSON, a plain form a redirect)."""
+    assignment = _my_assignment(request, code)
+    reason, note = request.POST.get("reason", ""), request.POST.get("note", "")
+    error = None
+    if reason not in ItemReport.Reason.values:
+        error = "Choose what is wrong with the item."
+    elif len(note) > ItemReport.NOTE_MAX:
+        error = f"The note is too long ({len(note)} characters, at most {ItemReport.NOTE_MAX})."
+    else:
+        try:
+            report_problem(assignment=assignment, reason=reason, note=note.strip())
+        except ReportRefused as exc:
+            error = f"Not sent: {exc}."
+    if "application/json" in request.headers.get("Accept", ""):
+        # Nothing about the item or other reports comes back: only whether this one was stored.
+        return JsonResponse({"error": error}, status=400) if error else JsonResponse({"ok": True})
+    if error:
+        messages.error(request, error)
+    else:
+        messages.success(request, "Thank you: the organisers have your report. You can keep reviewing.")
+    return redirect("review:item", assignment.code)
 
 
 def _file_response(data: bytes, content_type: str) -> HttpResponse:

@@ -2,17 +2,138 @@
 // localStorage, so a dropped connection or a reload loses nothing; the copy syncs when the
 // server is reachable again. Each save carries a revision counter: the server keeps only the
 // newest, so out-of-order replies cannot overwrite newer text.
+// Also: the phone's bottom-sheet rubric, the "N of M criteria scored" counter, validation before
+// submitting (each gap named next to its criterion, a summary, focus on the first), and the
+// "Report a problem" form sent without leaving the page.
 (function () {
   "use strict";
   const client = JSON.parse(document.getElementById("review-client").textContent);
   const form = document.getElementById("review-form");
   const status = document.getElementById("save-status");
+  const layout = document.querySelector(".review-layout");
+  const toggle = document.getElementById("sheet-toggle");
   const key = "referee-review-draft:" + client.code;
   const DEBOUNCE_MS = 700;
   const RETRY_MS = 5000;
 
+  // ---- bottom sheet (phones; CSS ignores it on wide screens)
+  function openSheet(open) {
+    layout.classList.toggle("sheet-open", open);
+    toggle.setAttribute("aria-expanded", open ? "true" : "false");
+  }
+  layout.classList.add("sheet-ready");
+  toggle.addEventListener("click", function () { openSheet(!layout.classList.contains("sheet-open")); });
+
+  // ---- report a problem: the reviewer stays on the page, their draft untouched
+  const reportForm = document.getElementById("report-form");
+  const reportStatus = document.getElementById("report-status");
+  reportForm.addEventListener("submit", async function (ev) {
+    ev.preventDefault();
+    if (!reportForm.reason.value) { reportStatus.textContent = "Choose what is wrong with the item."; reportForm.reason.focus(); return; }
+    reportStatus.textContent = "Sending…";
+    try {
+      const resp = await fetch(reportForm.action, {
+        method: "POST", credentials: "same-origin", headers: { Accept: "application/json" }, body: new FormData(reportForm),
+      });
+      const body = await resp.json().catch(function () { return {}; });
+      if (resp.ok) {
+        reportForm.reset();
+        reportStatus.textContent = "Thank you: the organisers have your report. You can keep reviewing.";
+      } else {
+        reportStatus.textContent = body.error || ("Not sent (" + resp.status + ").");
+      }
+    } catch (e) {
+      reportStatus.textContent = "Not sent: no connection. Try again in a moment.";
+    }
+  });
+
   if (client.locked) { localStorage.removeItem(key); return; }
   if (!form) return;
+
+  // ---- criteria counter and validation
+  const dims = Array.from(form.querySelectorAll("fieldset.dimension"));
+  const counters = document.querySelectorAll(".criteria-count");
+  const summary = document.getElementById("gap-summary");
+  const confidence = form.querySelector("[name=confidence]");
+
+  function missing(fs) {
+    const out = [];
+    if (!fs.querySelector("input[type=radio]:checked")) out.push("Choose a score for " + fs.dataset.name + ".");
+    if (!fs.querySelector("textarea").value.trim()) out.push("Justify the " + fs.dataset.name + " score.");
+    return out;
+  }
+
+  function count() {
+    const done = dims.filter(function (fs) { return missing(fs).length === 0; }).length;
+    counters.forEach(function (el) { el.textContent = done + " of " + dims.length + " criteria scored"; });
+  }
+
+  function clearErrors(fs) {
+    fs.classList.remove("has-gap");
+    fs.querySelectorAll(".field-error").forEach(function (el) { el.remove(); });
+  }
+
+  function showError(after, id, text) {
+    const div = document.createElement("div");
+    div.className = "errorlist field-error";
+    if (id) div.id = id;
+    div.textContent = text;
+    after.insertAdjacentElement("afterend", div);
+  }
+
+  function validate() {
+    const gaps = [];
+    dims.forEach(function (fs) {
+      clearErrors(fs);
+      const problems = missing(fs);
+      if (!problems.length) return;
+      fs.classList.add("has-gap");
+      // Each message under the part it is about: the score row, the justification box.
+      problems.forEach(function (text) {
+        showError(text.startsWith("Choose") ? fs.querySelector(".scores") : fs.querySelector("textarea"), null, text);
+      });
+      gaps.push({ anchor: fs.id, name: fs.dataset.name, focus: fs.querySelector(problems[0].startsWith("Choose") ? "input[type=radio]" : "textarea") });
+    });
+    const old = document.getElementById("confidence-error");
+    if (old) old.remove();
+    if (!confidence.value) {
+      showError(confidence, "confidence-error", "Choose your confidence.");
+      gaps.push({ anchor: confidence.id, name: "Confidence", focus: confidence });
+    }
+    summary.hidden = gaps.length === 0;
+    if (gaps.length) {
+      summary.querySelector(".gap-count").textContent = String(gaps.length);
+      const list = summary.querySelector("ul");
+      list.replaceChildren();
+      gaps.forEach(function (g) {
+        const li = document.createElement("li");
+        const a = document.createElement("a");
+        a.href = "#" + g.anchor;
+        a.textContent = g.name;
+        a.addEventListener("click", function (ev) { ev.preventDefault(); g.focus.focus(); });
+        li.appendChild(a);
+        list.appendChild(li);
+      });
+    }
+    return gaps;
+  }
+
+  form.addEventListener("submit", function (ev) {
+    if (ev.submitter && ev.submitter.value === "draft") return;  // a draft may be incomplete
+    const gaps = validate();
+    if (!gaps.length) return;
+    ev.preventDefault();
+    openSheet(true);
+    gaps[0].focus.focus();
+    gaps[0].focus.scrollIntoView({ block: "center" });
+  });
+  // Shrink the list as gaps close, on "input" (each keystroke, each pick) rather than "change": a
+  // textarea's change fires on blur, and the layout shift it caused would swallow the very click
+  // that blurred it (mousedown on one score button, mouseup on another).
+  form.addEventListener("input", function () { if (!summary.hidden) validate(); });
+  form.addEventListener("input", count);
+  form.addEventListener("change", count);
+  if (!summary.hidden) { openSheet(true); summary.focus(); }  // the server refused a submission: show where
 
   let revision = client.revision;
   let acked = client.revision;
@@ -116,6 +237,7 @@
     if (local && local.revision > client.revision && !local.synced) {
       revision = local.revision;
       apply(local.data);
+      count();
       say("Restored unsaved changes from this device; syncing…");
       schedule(0);
     } else if (local && local.revision <= client.revision) {
@@ -126,5 +248,5 @@
   form.addEventListener("input", changed);
   form.addEventListener("change", changed);
   window.addEventListener("online", function () { schedule(0); });
-  form.addEventListener("submit", function () { clearTimeout(timer); });
+  form.addEventListener("submit", function (ev) { if (!ev.defaultPrevented) clearTimeout(timer); });
 })();

@@ -1,4 +1,5 @@
 import pytest
+from django.db import connections
 
 
 @pytest.fixture(autouse=True)
@@ -6,3 +7,25 @@ def media_root(settings, tmp_path):
     """Stored figures go to a per-test folder."""
     settings.MEDIA_ROOT = tmp_path / "media"
     return settings.MEDIA_ROOT
+
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+@pytest.fixture
+def browser(monkeypatch):
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop in this thread; the test's own ORM checks are
+    # still plain synchronous code (the server runs in its own thread).
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+            # ORM calls made while Playwright ran opened a connection in its greenlet's context:
+            # close it here, or PostgreSQL refuses to drop the test database at the end.
+            connections.close_all()

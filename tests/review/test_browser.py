@@ -3,34 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from django.db import connections
 
 from review.models import Assignment, Review
 from review.services import campaign_assign, campaign_create
 from tests.review.factories import make_paper, make_reviewer, make_rubric
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-
-
-@pytest.fixture
-def browser(monkeypatch):
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API keeps an event loop in this thread; the test's own ORM checks are
-    # still plain synchronous code (the server runs in its own thread).
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-            # ORM calls made while Playwright ran opened a connection in its greenlet's context:
-            # close it here, or PostgreSQL refuses to drop the test database at the end.
-            connections.close_all()
 
 
 @pytest.fixture
@@ -60,13 +38,14 @@ def test_it_scores_reloads_to_the_draft_and_submits(live_server, browser, review
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     _login(page, live_server.url, reviewer)
-    page.click(f"text=Item {world['mine'].code}")
-    page.wait_for_selector("#review-form")
+    page.click(f"a.queue-title[href='/review/a/{world['mine'].code}/']")
+    page.wait_for_selector("#review-form", state="attached")
     assert page.title().startswith(f"Item {world['mine'].code}")
     page.locator(".paper img").scroll_into_view_if_needed()  # lazy-loaded
     page.wait_for_function(
         "(() => { const i = document.querySelector('.paper img'); return i.complete && i.naturalWidth > 0; })()"
     )
+    page.click("#sheet-toggle")  # a phone: the rubric is a bottom sheet, opened from its Score bar
     # Keyboard: focus the clarity radios, pick 7 with the arrow keys, type a justification.
     page.focus("input[name=score_clarity][value='1']")
     for _ in range(6):
@@ -74,7 +53,8 @@ def test_it_scores_reloads_to_the_draft_and_submits(live_server, browser, review
     page.fill("#id_just_clarity", "Well organised.")
     _wait_saved(page)
     page.reload()
-    page.wait_for_selector("#review-form")
+    page.wait_for_selector("#review-form", state="attached")
+    page.click("#sheet-toggle")
     assert page.is_checked("input[name=score_clarity][value='7']")
     assert page.input_value("#id_just_clarity") == "Well organised."
     for key in ("novelty", "soundness", "significance", "overall"):
@@ -96,7 +76,7 @@ def test_it_keeps_typing_done_offline_and_syncs_it_later(live_server, browser, r
     page = context.new_page()
     _login(page, live_server.url, reviewer)
     page.goto(f"{live_server.url}/review/a/{world['mine'].code}/")
-    page.wait_for_selector("#review-form")
+    page.wait_for_selector("#review-form", state="attached")
     # The connection drops: every autosave fails.
     page.route("**/draft", lambda route: route.abort())
     page.fill("#id_just_novelty", "Written on a train.")
@@ -105,7 +85,7 @@ def test_it_keeps_typing_done_offline_and_syncs_it_later(live_server, browser, r
     # Back online, the reviewer reloads: the text comes back from this device and reaches the server.
     page.unroute("**/draft")
     page.reload()
-    page.wait_for_selector("#review-form")
+    page.wait_for_selector("#review-form", state="attached")
     assert page.input_value("#id_just_novelty") == "Written on a train."
     _wait_saved(page)
     assert Review.objects.get().scores["novelty"]["justification"] == "Written on a train."

@@ -77,7 +77,17 @@ def test_it_refuses_to_submit_an_incomplete_review_and_keeps_the_input(client_fo
     r = client_for(reviewer).post(reverse("review:submit", args=[assignment.code]), data)
     assert r.status_code == 400
     html = r.content.decode()
-    assert html.count("This field is required.") == 2  # the missing score and the blank justification
+    # Each gap is named next to its criterion, and the summary above the form links to both.
+    assert "This field is required." not in html
+    assert html.count("Choose a score for Soundness.") == 1 and html.count("Justify the Clarity score.") == 1
+    summary = html[html.index('id="gap-summary"') : html.index("</ul>", html.index('id="gap-summary"'))]
+    assert "hidden" not in summary.split(">")[0]
+    assert '<a href="#dim-clarity">Clarity</a>' in summary and '<a href="#dim-soundness">Soundness</a>' in summary
+    assert "novelty" not in summary.lower()
+    soundness = html[html.index('id="dim-soundness"') : html.index("</fieldset>", html.index('id="dim-soundness"'))]
+    assert "has-gap" in html[html.index('id="dim-soundness"') - 60 : html.index('id="dim-soundness"')]
+    assert "Choose a score for Soundness." in soundness
+    assert "3 of 5 criteria scored" in html  # novelty, significance, overall are complete
     assert "Because novelty is fine." in html
     assert not Review.objects.filter(status=Review.Status.SUBMITTED).exists()
 
