@@ -1,5 +1,6 @@
 """In a real browser: the paper page draws its math with the vendored KaTeX and shows its figures (no CDN)."""
 
+# ruff: noqa: F811  (pytest fixtures imported from other test modules are redefined as arguments)
 from __future__ import annotations
 
 import struct
@@ -72,7 +73,7 @@ def test_it_renders_finished_stages_live_with_red_failures_and_a_form_for_the_ch
     researcher,
     redis_client,
     tmp_path,
-    settings,  # noqa: F811  (imported fixtures)
+    settings,
 ):
     """Over the real websocket (daphne + Redis): a stage that finishes while the page is open shows
     its text without a reload; a failed one turns red. The launch form hides what its mode does not use."""

@@ -1,6 +1,7 @@
 """The research launch form: an offline-capable default, the provider checked before launch, readable
 task labels; a failed experiment stage keeps the agent run and log that explain it."""
 
+# ruff: noqa: F811  (pytest fixtures imported from other test modules are redefined as arguments)
 from __future__ import annotations
 
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -14,7 +15,7 @@ from tests.benchmark.research.test_pages import _task, media, task  # noqa: F401
 NEW = reverse("benchmark:research_new")
 
 
-def end2end(fake_llm, task, **extra):  # noqa: F811
+def end2end(fake_llm, task, **extra):
     return {
         "task": task.pk,
         "backbone": f"{fake_llm.endpoints['openai'].code}/gpt-4.1",
@@ -34,7 +35,7 @@ def test_it_proposes_the_offline_corpus_unless_the_server_has_a_key_or_a_choice(
     assert client.get(NEW).context["form"]["literature_provider"].initial == "openai_search"
 
 
-def test_it_labels_tasks_by_title_and_id_and_marks_stage_fields_for_their_mode(client_for, researcher, task):  # noqa: F811
+def test_it_labels_tasks_by_title_and_id_and_marks_stage_fields_for_their_mode(client_for, researcher, task):
     _task("iclr2025_bi_align", title="Bidirectional Human-AI Alignment")
     page = client_for(researcher).get(NEW).content.decode()
     assert ">Bidirectional Human-AI Alignment · iclr2025_bi_align</option>" in page
@@ -44,7 +45,7 @@ def test_it_labels_tasks_by_title_and_id_and_marks_stage_fields_for_their_mode(c
     assert '<button type="submit" class="primary">Launch</button>' in page
 
 
-def test_it_launches_nothing_when_semantic_scholar_cannot_be_reached(client_for, researcher, task, media, fake_llm):  # noqa: F811
+def test_it_launches_nothing_when_semantic_scholar_cannot_be_reached(client_for, researcher, task, media, fake_llm):
     fake_llm.error(503, {"message": "offline"})  # the check's one search
     response = client_for(researcher).post(NEW, end2end(fake_llm, task, literature_provider="semantic_scholar"))
     page = response.content.decode()
@@ -53,7 +54,7 @@ def test_it_launches_nothing_when_semantic_scholar_cannot_be_reached(client_for,
     assert not ResearchRun.objects.exists()
 
 
-def test_it_checks_an_uploaded_corpus_before_launch(client_for, researcher, task, media, fake_llm):  # noqa: F811
+def test_it_checks_an_uploaded_corpus_before_launch(client_for, researcher, task, media, fake_llm):
     client = client_for(researcher)
     bad = SimpleUploadedFile("refs.jsonl", b'{"abstract": "no title"}\nnot json\n')
     page = client.post(NEW, end2end(fake_llm, task, literature_provider="corpus", corpus=bad)).content.decode()
@@ -68,7 +69,7 @@ def test_it_checks_an_uploaded_corpus_before_launch(client_for, researcher, task
 
 def test_it_uses_the_servers_corpus_when_none_is_uploaded(
     client_for, researcher, task, media, fake_llm, settings, tmp_path
-):  # noqa: F811
+):
     settings.LITERATURE_CORPUS = str(tmp_path / "missing.jsonl")
     client = client_for(researcher)
     page = client.post(NEW, end2end(fake_llm, task, literature_provider="corpus")).content.decode()
@@ -84,7 +85,7 @@ def test_it_keeps_the_agent_run_and_log_of_a_failed_experiment_on_its_page(
     other_researcher,
     task,
     media,
-    settings,  # noqa: F811
+    settings,
 ):
     settings.RESEARCH_EXPERIMENT_AGENT = "tests.benchmark.research_agents.agent_that_fails_after_working"
     with transaction.atomic():
