@@ -28,6 +28,7 @@ urlpatterns = [
     # leaderboards/: the live board, downloads, saved boards
     path("leaderboards/", leaderboards.leaderboard_page, name="leaderboard"),
     path("leaderboards/download.<str:fmt>", leaderboards.leaderboard_download, name="leaderboard_download"),
+    path("leaderboards/runs/", leaderboards.leaderboard_cell, name="leaderboard_cell"),
     path("leaderboards/save", leaderboards.leaderboard_save, name="leaderboard_save"),
     path("leaderboards/<uuid:code>/", leaderboards.leaderboard_detail, name="leaderboard_detail"),
     path(

@@ -5,6 +5,7 @@ from config import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("overview.json", views.overview_json, name="overview_json"),
     path("healthz", views.healthz, name="healthz"),
     path("accounts/", include("accounts.urls")),
     path("admin/", admin.site.urls),

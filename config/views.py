@@ -4,8 +4,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from accounts.roles import is_admin, is_researcher, is_reviewer
+from accounts.roles import ADMIN, is_admin, is_researcher, is_reviewer, role_required
 from config.health import health_report
+from config.overview import overview_numbers
 
 
 @require_GET
@@ -14,12 +15,20 @@ def home(request: HttpRequest) -> HttpResponse:
     """Each role lands on its own page: admins on the overview, researchers on runs, reviewers on their queue."""
     user = request.user
     if is_admin(user):
-        return render(request, "accounts/admin_home.html")
+        return render(request, "accounts/admin_home.html", {"numbers": overview_numbers()})
     if is_researcher(user):
         return redirect("benchmark:run_list")
     if is_reviewer(user):
         return redirect("review:queue")
     return render(request, "accounts/no_role.html", status=403)
+
+
+@never_cache
+@require_GET
+@role_required(ADMIN)
+def overview_json(request: HttpRequest) -> JsonResponse:
+    """The overview's live numbers (admins only, like the overview itself)."""
+    return JsonResponse(overview_numbers())
 
 
 @never_cache

@@ -25,6 +25,7 @@ from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast
 
 from benchmark.models import Artifact, ResearchRun
+from benchmark.text_tables import latex_escape
 from judge.models import Judgment, Rubric
 
 STAGES = ("idea", "proposal")
@@ -322,14 +323,6 @@ def to_markdown(board: Leaderboard, attribution: str) -> str:
         parts.append("")
     parts += [board.note, "", attribution, ""]
     return "\n".join(parts)
-
-
-_LATEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
-                  "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}  # fmt: skip
-
-
-def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
 
 
 def to_latex(board: Leaderboard, attribution: str) -> str:

@@ -17,9 +17,8 @@ from typing import Any
 
 from benchmark.leaderboards.mlgym_results import ACTION_ORDER
 from benchmark.leaderboards.scoring import Leaderboard as Board
-from benchmark.leaderboards.scoring import (
-    Scoring,
-)
+from benchmark.leaderboards.scoring import Scoring
+from benchmark.text_tables import latex_escape, latex_tabular, markdown_table
 
 SCORING_LABELS = {Scoring.BEST_ATTEMPT: "Best attempt", Scoring.BEST_SUBMISSION: "Best submission"}
 
@@ -113,6 +112,9 @@ def step_points(tau: Sequence[float], profile: Sequence[float]) -> tuple[list[fl
     return [round(tau[i], 6) for i in keep], [profile[i] for i in keep]
 
 
+AXIS = {"automargin": True, "ticks": "outside", "ticklen": 6}
+
+
 def profile_figure(board: Board) -> dict[str, Any]:
     """Performance profiles, best attempt and best submission side by side (step lines)."""
     traces = []
@@ -135,22 +137,28 @@ def profile_figure(board: Board) -> dict[str, Any]:
                 }
             )
     tau_max = board.tau_max or 0
+    # Axes size their margins to their labels (automargin) and the legend stands at the right, one
+    # method a line: a horizontal legend under the plots overlapped the axis titles with many methods.
     return {
         "data": traces,
         "layout": {
             "grid": {"rows": 1, "columns": 2, "pattern": "independent"},
-            "xaxis": {"title": {"text": "log10 tau (best attempt)"}, "range": [0, tau_max]},
-            "xaxis2": {"title": {"text": "log10 tau (best submission)"}, "range": [0, tau_max]},
-            "yaxis": {"title": {"text": "share of tasks within tau"}, "range": [0, 1.02]},
-            "yaxis2": {"range": [0, 1.02]},
-            "margin": {"t": 20, "b": 150},
-            "legend": {"orientation": "h", "y": -0.3},
+            # Outside ticks keep the x and y axes' "0" labels apart at the corner.
+            "xaxis": {"title": {"text": "log10 tau (best attempt)"}, "range": [0, tau_max], **AXIS},
+            "xaxis2": {"title": {"text": "log10 tau (best submission)"}, "range": [0, tau_max], **AXIS},
+            "yaxis": {"title": {"text": "share of tasks within tau"}, "range": [0, 1.02], **AXIS},
+            "yaxis2": {"range": [0, 1.02], **AXIS},
+            "margin": {"t": 20},
+            "legend": {"orientation": "v"},
         },
     }
 
 
 def aup_cost_figure(board: Board, costs: Mapping[str, Sequence[float]]) -> dict[str, Any]:
-    """Best-attempt AUP against the mean recorded cost per run (methods with costs only)."""
+    """Best-attempt AUP against the mean recorded cost per run (methods with costs only).
+
+    One trace per method, named in the legend: text labels beside the markers overlapped one
+    another when methods cost about the same, and were cut at the plot's edges."""
     aups = board.results[Scoring.BEST_ATTEMPT].aup
     points = [
         (m, sum(costs[m]) / len(costs[m]), aups[m]) for m in board.methods if costs.get(m) and aups[m] is not None
@@ -159,26 +167,21 @@ def aup_cost_figure(board: Board, costs: Mapping[str, Sequence[float]]) -> dict[
         "data": [
             {
                 "type": "scatter",
-                "mode": "markers+text",
-                "x": [p[1] for p in points],
-                "y": [p[2] for p in points],
-                "text": [p[0] for p in points],
-                "textposition": "top center",
-                "customdata": [len(costs[p[0]]) for p in points],
-                "hovertemplate": "%{text}<br>$%{x:.2f} per run (%{customdata} runs)<br>AUP %{y:.3f}<extra></extra>",
+                "mode": "markers",
+                "name": method,
+                "x": [cost],
+                "y": [value],
+                "marker": {"size": 10},
+                "customdata": [len(costs[method])],
+                "hovertemplate": "$%{x:.2f} per run (%{customdata} runs)<br>AUP %{y:.3f}",
             }
+            for method, cost, value in points
         ],
         "layout": {
-            "xaxis": {
-                "title": {"text": "mean API cost per run (USD)"},
-                # room for the labels of the cheapest and dearest methods
-                "range": [
-                    -0.3 * max((p[1] for p in points), default=1.0),
-                    1.3 * max((p[1] for p in points), default=1.0),
-                ],
-            },
-            "yaxis": {"title": {"text": "best-attempt AUP"}},
+            "xaxis": {"title": {"text": "mean API cost per run (USD)"}, "automargin": True, "rangemode": "tozero"},
+            "yaxis": {"title": {"text": "best-attempt AUP"}, "automargin": True},
             "margin": {"t": 30},
+            "legend": {"orientation": "v"},
         },
     }
 
@@ -191,12 +194,15 @@ def stacked_bar_figure(
     categories = [c for c in order if any(counts[m][c] for m in methods)]
     categories += sorted({c for m in methods for c in counts[m]} - set(categories))
     totals = {m: sum(counts[m].values()) or 1 for m in methods}
+    # Horizontal bars: method names are y tick labels, one per row, so long names neither overlap
+    # (as slanted x labels did) nor get cut (the left margin grows to fit them).
     data = [
         {
             "type": "bar",
+            "orientation": "h",
             "name": category,
-            "x": methods,
-            "y": [counts[m][category] / totals[m] if share else counts[m][category] for m in methods],
+            "y": methods,
+            "x": [counts[m][category] / totals[m] if share else counts[m][category] for m in methods],
         }
         for category in categories
     ]
@@ -204,9 +210,11 @@ def stacked_bar_figure(
         "data": data,
         "layout": {
             "barmode": "stack",
-            "yaxis": {"title": {"text": "share of actions" if share else "runs"}},
+            "xaxis": {"title": {"text": "share of actions" if share else "runs"}, "automargin": True},
+            "yaxis": {"automargin": True, "autorange": "reversed"},
             "meta": {"title": title},
             "margin": {"t": 20},
+            "height": max(360, 120 + 26 * len(methods)),
         },
     }
 
@@ -246,3 +254,41 @@ def page_data(board: Board, analysis: Analysis, *, runs: Sequence[Mapping[str, A
         "actions": sorted(analysis.actions),
     }
     return data
+
+
+def _number(value: float | None, digits: int) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _text_table(data: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The page's table as strings: rank, method, both AUPs, then each task's best attempt."""
+    head = ["#", "Method", "AUP best attempt", "AUP best submission", *data["tasks"]]
+    body = []
+    for rank, method in enumerate(data["methods"], start=1):
+        aup = data["aup"][method]
+        scores = [_number(data["scores"][task][method]["best_attempt"], 4) for task in data["tasks"]]
+        body.append([str(rank), method, _number(aup["best_attempt"], 3), _number(aup["best_submission"], 3), *scores])
+    return head, body
+
+
+def _caption(data: Mapping[str, Any]) -> str:
+    tau = "undefined" if data["tau_max"] is None else data["tau_max"]
+    return (
+        f"MLGym scoring over {len(data['methods'])} methods (baseline included) and {len(data['tasks'])} tasks; "
+        f"tau_max = {tau}. Task columns: best attempt over runs."
+    )
+
+
+def leaderboard_markdown(data: Mapping[str, Any]) -> str:
+    head, body = _text_table(data)
+    return f"{markdown_table(head, body, numeric_from=2)}\n\n{_caption(data)}\n"
+
+
+def leaderboard_latex(data: Mapping[str, Any]) -> str:
+    """A booktabs table (needs \\usepackage{booktabs, graphicx}); wide boards are scaled to the text width."""
+    head, body = _text_table(data)
+    lines = [r"\begin{table}[t]", r"\centering", r"\resizebox{\textwidth}{!}{%"]
+    lines += latex_tabular(head, body, numeric_from=2)
+    lines += ["}", r"\caption{" + latex_escape(_caption(data)).replace("tau\\_max", r"$\tau_{\max}$") + "}"]
+    lines += [r"\end{table}", ""]
+    return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""Leaderboard pages: the live board for a filter, downloads, and saved (pinned) boards."""
+"""Leaderboard pages: the live board for a filter, the runs behind a cell, downloads, saved (pinned) boards."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.roles import ADMIN, RESEARCHER, is_admin, role_required
-from benchmark.leaderboards.board import leaderboard_runs, runs_leaderboard
+from benchmark.leaderboards.board import cell_runs, leaderboard_runs, ranked_runs, runs_leaderboard
 from benchmark.leaderboards.forms import LeaderboardFilter
-from benchmark.leaderboards.tables import leaderboard_csv, page_data
+from benchmark.leaderboards.tables import leaderboard_csv, leaderboard_latex, leaderboard_markdown, page_data
+from benchmark.leaderboards.task_names import column_aliases
 from benchmark.models import Leaderboard
 
 
@@ -26,8 +27,19 @@ def _live(request: HttpRequest) -> tuple[LeaderboardFilter, dict[str, Any] | Non
     selected = form.filtered(runs)
     if not selected.exists():
         return form, None
-    board, analysis, run_rows = runs_leaderboard(selected, methods=form.cleaned_data.get("methods") or None)
+    board, analysis, run_rows = runs_leaderboard(
+        selected, methods=form.cleaned_data.get("methods") or None, include_research=form.cleaned_data["research"]
+    )
     return form, page_data(board, analysis, runs=run_rows)
+
+
+EXPORT_FORMATS = [("csv", "CSV"), ("json", "JSON"), ("md", "Markdown"), ("tex", "LaTeX")]
+
+
+def _board_context(data: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What the board template needs beside the data: column headers with the MLGym names they cover."""
+    tasks = data["tasks"] if data else []
+    return {"columns": [{"task": t, "aliases": column_aliases(t)} for t in tasks], "export_formats": EXPORT_FORMATS}
 
 
 @require_GET
@@ -39,14 +51,31 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "benchmark/leaderboard.html",
-        {"form": form, "data": data, "saved": saved, "query": request.GET.urlencode(), "board": None},
+        {
+            "form": form,
+            "data": data,
+            "saved": saved,
+            "query": request.GET.urlencode(),
+            "board": None,
+            **_board_context(data),
+        },
         status=status,
     )
 
 
+TEXT_EXPORTS = {
+    "csv": (leaderboard_csv, "text/csv; charset=utf-8"),
+    "md": (leaderboard_markdown, "text/markdown; charset=utf-8"),
+    "tex": (leaderboard_latex, "application/x-tex; charset=utf-8"),
+}
+
+
 def _download(data: Mapping[str, Any], fmt: str, name: str) -> HttpResponse:
-    if fmt == "csv":
-        response = HttpResponse(leaderboard_csv(data), content_type="text/csv; charset=utf-8")
+    if fmt != "json" and fmt not in TEXT_EXPORTS:
+        raise Http404(f"no export format {fmt!r} (csv, json, md, tex)")
+    if fmt in TEXT_EXPORTS:
+        build, content_type = TEXT_EXPORTS[fmt]
+        response = HttpResponse(build(data), content_type=content_type)
     else:
         body = {k: v for k, v in data.items() if k not in ("figures", "rows")}
         response = JsonResponse(body, json_dumps_params={"indent": 1, "allow_nan": False})
@@ -61,6 +90,28 @@ def leaderboard_download(request: HttpRequest, fmt: str) -> HttpResponse:
     if data is None:
         raise Http404("no runs match these filters")
     return _download(data, fmt, "leaderboard")
+
+
+@require_GET
+@role_required(RESEARCHER, ADMIN)
+def leaderboard_cell(request: HttpRequest) -> HttpResponse:
+    """The runs behind a method, a task column or one cell, under the board's own filters."""
+    runs = leaderboard_runs(request.user)
+    form = LeaderboardFilter(request.GET, runs=runs)
+    method, column = request.GET.get("method", "")[:200], request.GET.get("task", "")[:200]
+    if not form.is_valid():
+        return render(request, "benchmark/leaderboard_cell.html", {"form": form, "runs": None}, status=400)
+    selected = ranked_runs(form.filtered(runs), include_research=form.cleaned_data["research"])
+    rows = (
+        cell_runs(selected, method=method, column=column)
+        .select_related("task", "agent")
+        .order_by("task__slug", "-best_attempt", "created_at")[:500]
+    )
+    params = request.GET.copy()
+    for key in ("method", "task"):
+        params.pop(key, None)
+    context = {"form": form, "runs": rows, "method": method, "column": column, "query": params.urlencode()}
+    return render(request, "benchmark/leaderboard_cell.html", context)
 
 
 @require_POST
@@ -97,7 +148,14 @@ def leaderboard_detail(request: HttpRequest, code: Any) -> HttpResponse:
     return render(
         request,
         "benchmark/leaderboard.html",
-        {"form": None, "data": board.results, "saved": [], "query": "", "board": board},
+        {
+            "form": None,
+            "data": board.results,
+            "saved": [],
+            "query": "",
+            "board": board,
+            **_board_context(board.results),
+        },
     )
 
 

@@ -10,6 +10,7 @@ from django import forms
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from benchmark.llm.check import launch_problem
 from benchmark.llm.forms import model_choices, model_pick
 from benchmark.models import Artifact, Task
 from benchmark.research import literature
@@ -41,10 +42,17 @@ class MultipleFileField(forms.FileField):
         return [single(data, initial)] if data else []
 
 
+class TaskChoiceField(forms.ModelChoiceField):
+    """MLR tasks by title and id (`iclr2025_bi_align@a83c1a24` alone tells a reader nothing)."""
+
+    def label_from_instance(self, obj: Task) -> str:
+        return f"{obj.title} · {obj.slug}"
+
+
 class LaunchForm(forms.Form):
     MODE_CHOICES = [("end2end", "End to end (all five stages)"), ("stepwise", "One stage from given inputs")]
 
-    task = forms.ModelChoiceField(queryset=Task.objects.none(), help_text="an MLR-Bench research task")
+    task = TaskChoiceField(queryset=Task.objects.none(), help_text="an MLR-Bench research task")
     backbone = forms.ChoiceField(
         choices=[], label="Backbone", help_text="an endpoint and model you may use (USD per million tokens in / out)"
     )
@@ -56,15 +64,28 @@ class LaunchForm(forms.Form):
     stage = forms.ChoiceField(choices=Artifact.Stage.choices, required=False, help_text="the stage to run (stepwise)")
     literature_provider = forms.ChoiceField(
         choices=[
-            ("semantic_scholar", "Semantic Scholar API"),
+            ("corpus", "Offline corpus (JSONL file; works without network)"),
+            ("semantic_scholar", "Semantic Scholar API (needs the network)"),
             ("openai_search", "OpenAI search model"),
-            ("corpus", "Offline corpus file (JSONL)"),
-        ]
+        ],
+        help_text="checked with one small search before anything is launched",
     )
     literature_model = forms.ChoiceField(
         choices=[], required=False, label="Search model", help_text="for the OpenAI search provider"
     )
     corpus = forms.FileField(required=False, help_text="JSONL: one {title, abstract, url, year} per line")
+
+    # Which fields belong to which choice: the page shows only the chosen mode's and provider's.
+    SHOWN_WHEN = {
+        "stage": "mode=stepwise",
+        "given_idea": "mode=stepwise",
+        "given_literature": "mode=stepwise",
+        "given_proposal": "mode=stepwise",
+        "given_experiment": "mode=stepwise",
+        "given_figures": "mode=stepwise",
+        "literature_model": "literature_provider=openai_search",
+        "corpus": "literature_provider=corpus",
+    }
     given_idea = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 5}))
     given_literature = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 5}))
     given_proposal = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 5}))
@@ -76,7 +97,15 @@ class LaunchForm(forms.Form):
     def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.user = user
-        self.fields["task"].queryset = Task.objects.filter(kind=Task.Kind.MLR, is_current=True).order_by("slug")
+        self.fields["task"].queryset = Task.objects.filter(kind=Task.Kind.MLR, is_current=True).order_by(
+            "title", "slug"
+        )
+        self.fields["literature_provider"].initial = literature.default_provider()
+        server_corpus = getattr(settings, "LITERATURE_CORPUS", "")
+        if server_corpus:
+            self.fields[
+                "corpus"
+            ].help_text += f"; without one, this server's corpus ({Path(server_corpus).name}) is used"
         groups = model_choices(user)
         self.fields["backbone"].choices = [("", "(choose an endpoint and a model)")] + groups
         if not any(value.endswith("/*") for _, options in groups for value, _ in options):
@@ -85,6 +114,10 @@ class LaunchForm(forms.Form):
         search = literature.DEFAULT_SEARCH_MODEL.partition(":")[2]
         default = next((v for _, opts in groups for v, _ in opts if v.endswith(f"/{search}")), "")
         self.fields["literature_model"].initial = default
+
+    def rows(self) -> list[tuple[Any, str]]:
+        """(bound field, the choice it is shown for or "") in order, for the template."""
+        return [(field, self.SHOWN_WHEN.get(field.name, "")) for field in self]
 
     def clean_backbone(self) -> tuple[Any, str]:
         try:
@@ -116,8 +149,8 @@ class LaunchForm(forms.Form):
             self.add_error("stage", "choose the stage to run")
         if data.get("literature_provider") == "corpus" and not data.get("corpus"):
             stages = self._stages(data)
-            if Artifact.Stage.LITERATURE in stages:
-                self.add_error("corpus", "the offline corpus provider needs a corpus file")
+            if Artifact.Stage.LITERATURE in stages and not getattr(settings, "LITERATURE_CORPUS", ""):
+                self.add_error("corpus", "the offline corpus provider needs a corpus file (this server has none set)")
         if (
             data.get("literature_provider") == "openai_search"
             and not data.get("literature_model")
@@ -134,10 +167,28 @@ class LaunchForm(forms.Form):
     def _stages(data: dict[str, Any]) -> list[str]:
         return [data["stage"]] if data.get("mode") == "stepwise" and data.get("stage") else list(STAGES)
 
+    def literature_problem(self) -> str | None:
+        """What stops the chosen literature provider now (checked before launch; None when fine or unused)."""
+        data = self.cleaned_data
+        if Artifact.Stage.LITERATURE not in self._stages(data):
+            return None
+        provider = data["literature_provider"]
+        if provider == "openai_search":
+            endpoint, name = data["literature_model"]
+            return launch_problem(endpoint=endpoint, model=name, user=self.user)
+        upload = data.get("corpus")
+        if provider == "corpus" and upload is not None:
+            return literature.corpus_upload_problem(upload)
+        return literature.provider_problem(provider, corpus=getattr(settings, "LITERATURE_CORPUS", ""))
+
     def _store_corpus(self) -> str:
         upload = self.cleaned_data.get("corpus")
         if not upload:
-            return ""
+            return (
+                getattr(settings, "LITERATURE_CORPUS", "")
+                if self.cleaned_data.get("literature_provider") == "corpus"
+                else ""
+            )
         folder = Path(settings.MEDIA_ROOT) / "corpora"
         folder.mkdir(parents=True, exist_ok=True)
         target = folder / f"{uuid.uuid4()}.jsonl"

@@ -14,6 +14,7 @@ import json
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -77,11 +78,11 @@ def _reference(row: dict[str, Any]) -> Reference | None:
 
 
 # -- providers -------------------------------------------------------------------------------------
-def search_semantic_scholar(query: str, *, limit: int = 10, api_key: str = "") -> SearchResult:
+def search_semantic_scholar(query: str, *, limit: int = 10, api_key: str = "", timeout: float = 30.0) -> SearchResult:
     params = {"query": query[:300], "limit": str(limit), "fields": "title,abstract,url,year,authors"}
     headers = {"x-api-key": api_key} if api_key else {}
     try:
-        with http_client(30.0) as client:
+        with http_client(timeout) as client:
             response = client.get(S2_URL, params=params, headers=headers)
     except httpx2.HTTPError as exc:
         raise LiteratureError(f"Semantic Scholar unreachable: {exc}") from exc
@@ -102,28 +103,33 @@ def _tokens(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if len(w) > 2]
 
 
+def parse_corpus(lines: Iterable[str], name: str) -> tuple[list[Reference], list[str]]:
+    """The rows of a JSONL corpus and the problems found (line numbers named); bad lines are skipped."""
+    refs: list[Reference] = []
+    problems: list[str] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            problems.append(f"{name} line {number}: invalid JSON ({exc.args[0]})")
+            continue
+        ref = _reference(row) if isinstance(row, dict) else None
+        if ref is None:
+            problems.append(f"{name} line {number}: no title")
+            continue
+        refs.append(ref)
+    return refs, problems
+
+
 def load_corpus(path: str | Path) -> tuple[list[Reference], list[str]]:
     """The corpus rows and the problems found (line numbers named); bad lines are skipped, not fatal."""
     file = Path(path)
     if not file.is_file():
         raise LiteratureError(f"corpus file {file} not found")
-    refs: list[Reference] = []
-    problems: list[str] = []
     with file.open(encoding="utf-8", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                problems.append(f"{file.name} line {number}: invalid JSON ({exc.args[0]})")
-                continue
-            ref = _reference(row) if isinstance(row, dict) else None
-            if ref is None:
-                problems.append(f"{file.name} line {number}: no title")
-                continue
-            refs.append(ref)
-    return refs, problems
+        return parse_corpus(handle, file.name)
 
 
 def search_corpus(query: str, *, path: str | Path, limit: int = 10) -> SearchResult:
@@ -188,6 +194,50 @@ def search_openai(
         tokens_out=completion.tokens_out,
         cost=completion.cost,
     )
+
+
+def default_provider() -> str:
+    """The provider the launch form proposes: the deployment's choice, else Semantic Scholar when it
+    has a key, else the offline corpus (the only one that works with no network and no key)."""
+    chosen = getattr(settings, "LITERATURE_PROVIDER", "")
+    if chosen:
+        return chosen
+    return "semantic_scholar" if getattr(settings, "SEMANTIC_SCHOLAR_API_KEY", "") else "corpus"
+
+
+def _corpus_problem(refs: list[Reference], problems: list[str]) -> str | None:
+    if refs:
+        return None
+    detail = "; ".join(problems[:3]) or "the file is empty"
+    return f"the corpus has no usable paper (one JSON object with a title per line): {detail}"
+
+
+def corpus_upload_problem(upload: Any) -> str | None:
+    """An uploaded corpus checked before it is stored (the same parse the search uses)."""
+    upload.seek(0)
+    text = upload.read().decode("utf-8", errors="replace")
+    upload.seek(0)
+    return _corpus_problem(*parse_corpus(text.splitlines(), upload.name))
+
+
+def provider_problem(provider: str, *, corpus: str = "") -> str | None:
+    """None when the provider answers now (one small search); else what to tell the person launching.
+
+    The OpenAI search model is checked as a model endpoint (benchmark.llm.check), not here."""
+    if provider == "corpus":
+        try:
+            refs, problems = load_corpus(corpus) if corpus else ([], ["no corpus file"])
+        except LiteratureError as exc:
+            return str(exc)
+        return _corpus_problem(refs, problems)
+    if provider == "semantic_scholar":
+        try:
+            search_semantic_scholar(
+                "machine learning", limit=1, api_key=getattr(settings, "SEMANTIC_SCHOLAR_API_KEY", ""), timeout=5.0
+            )
+        except LiteratureError as exc:
+            return f"{exc}. Choose the offline corpus, or another provider, to launch from this server"
+    return None
 
 
 def search(

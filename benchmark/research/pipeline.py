@@ -30,7 +30,14 @@ MAX_FIGURE_BYTES = 4 * 1024 * 1024
 
 
 class StageError(Exception):
-    """A stage could not produce its output; the message is shown on the run page."""
+    """A stage could not produce its output; the message is shown on the run page.
+
+    `partial` is what the stage did leave behind (the experiment agent's run, its logs), kept on
+    the failed artifact so the page can link to the trajectory that explains the failure."""
+
+    def __init__(self, message: str, *, partial: StageResult | None = None) -> None:
+        super().__init__(message)
+        self.partial = partial
 
 
 @dataclass
@@ -252,20 +259,26 @@ def stage_experiment(ctx: Context) -> StageResult:
         )
     except ExperimentUnavailable as exc:
         raise StageError(str(exc)) from exc
-    if outcome.error:
-        raise StageError(f"the experiment agent failed: {outcome.error}")
-    if not outcome.results_md.strip():
-        raise StageError("the experiment agent finished without writing results.md")
     figures = sorted(p for p in outcome.files if is_image(p))
-    return StageResult(
+    result = StageResult(
         content=outcome.results_md,
-        files={"results.md": outcome.results_md.encode(), **outcome.files},
-        data={"trace": outcome.trace, "figures": figures, "agent_run": str(outcome.run.code) if outcome.run else ""},
+        files={"results.md": outcome.results_md.encode(), **outcome.files} if outcome.results_md else outcome.files,
+        data={
+            "trace": outcome.trace,
+            "figures": figures,
+            "logs": sorted(p for p in outcome.files if PurePosixPath(p).name.startswith("log") or p.endswith(".log")),
+            "agent_run": str(outcome.run.code) if outcome.run else "",
+        },
         tokens_sent=outcome.tokens_sent,
         tokens_received=outcome.tokens_received,
         cost=outcome.cost,
         experiment_run=outcome.run,
     )
+    if outcome.error:
+        raise StageError(f"the experiment agent failed: {outcome.error}", partial=result)
+    if not outcome.results_md.strip():
+        raise StageError("the experiment agent finished without writing results.md", partial=result)
+    return result
 
 
 PAPER_PROMPT = """Call for papers:

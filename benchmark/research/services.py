@@ -111,14 +111,14 @@ def _totals(run: ResearchRun) -> None:
     run.tokens_sent, run.tokens_received, run.cost = sums["s"] or 0, sums["r"] or 0, sums["c"] or 0.0
 
 
-def _store_result(artifact: Artifact, result: StageResult) -> None:
+def _store_result(artifact: Artifact, result: StageResult, *, status: str | None = None, error: str = "") -> None:
     stored = []
     for relative, data in result.files.items():
         try:
             stored.append(file_store(artifact=artifact, relative=relative, data=data))
         except ValueError as exc:
             result.data.setdefault("rejected_files", []).append(str(exc))
-    artifact.status = Artifact.Status.DONE
+    artifact.status = Artifact.Status.DONE if status is None else status
     artifact.content = result.content
     artifact.data = result.data
     artifact.files = stored
@@ -126,7 +126,7 @@ def _store_result(artifact: Artifact, result: StageResult) -> None:
         result.tokens_sent, result.tokens_received, result.cost,
     )  # fmt: skip
     artifact.experiment_run = result.experiment_run
-    artifact.error = ""
+    artifact.error = error
     artifact.save()
 
 
@@ -143,8 +143,11 @@ def research_stage_run(*, run: ResearchRun, stage: str) -> Artifact:
         result = STAGE_FUNCTIONS[stage](Context(run=run, artifacts=artifacts))
         _store_result(artifact, result)
     except StageError as exc:
-        artifact.status, artifact.error = Artifact.Status.FAILED, str(exc)
-        artifact.save(update_fields=["status", "error"])
+        if exc.partial is not None:  # the agent run and logs that explain the failure stay linked
+            _store_result(artifact, exc.partial, status=Artifact.Status.FAILED, error=str(exc))
+        else:
+            artifact.status, artifact.error = Artifact.Status.FAILED, str(exc)
+            artifact.save(update_fields=["status", "error"])
     except Exception as exc:  # a bug or an outage fails the stage visibly; the worker lives on
         log.exception("stage %s of research run %s crashed", stage, run.code)
         artifact.status, artifact.error = Artifact.Status.FAILED, f"{type(exc).__name__}: {exc}"

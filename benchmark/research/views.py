@@ -141,6 +141,11 @@ def research_new(request: HttpRequest) -> HttpResponse:
         elif check := launch_problem(endpoint=endpoint, model=name, user=request.user):
             # Nothing launched: the endpoint's answer is shown where the backbone was chosen.
             form.add_error("backbone", f"The endpoint failed its check, so nothing was launched: {check}")
+        elif lit := form.literature_problem():
+            # Found now, not at stage 2 minutes later (Semantic Scholar offline, an empty corpus).
+            form.add_error(
+                "literature_provider", f"The literature provider failed its check, so nothing was launched: {lit}"
+            )
         else:
             try:
                 run = research_launch(owner=request.user, **form.launch_kwargs())

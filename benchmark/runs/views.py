@@ -9,7 +9,7 @@ from uuid import UUID
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -18,7 +18,7 @@ from accounts.roles import ADMIN, RESEARCHER, is_researcher, role_required
 from benchmark.llm.check import launch_problem
 from benchmark.models import AgentConfig, Run
 from benchmark.runs import progress, services
-from benchmark.runs.forms import LaunchForm, ShareForm
+from benchmark.runs.forms import LaunchForm, ShareForm, launchable_tasks
 from benchmark.runs.permissions import can_manage_run, can_view_run, had_access, visible_runs
 from benchmark.runs.trajectories import traj_export
 
@@ -48,7 +48,12 @@ def run_list(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @role_required(RESEARCHER, ADMIN)
 def run_launch(request: HttpRequest) -> HttpResponse:
-    form = LaunchForm(request.POST or None, user=request.user)
+    # "Launch on this task" links here with ?task=<code>: those tasks come ticked.
+    try:
+        ticked = list(launchable_tasks().filter(code__in=request.GET.getlist("task")).values_list("pk", flat=True))
+    except ValidationError:  # not a UUID: nothing ticked
+        ticked = []
+    form = LaunchForm(request.POST or None, user=request.user, initial={"tasks": ticked} if ticked else None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         problem = None

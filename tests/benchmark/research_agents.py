@@ -31,3 +31,25 @@ def released_agent(request: ExperimentRequest) -> ExperimentOutcome:
 
 def failing_agent(request: ExperimentRequest) -> ExperimentOutcome:
     return ExperimentOutcome(error="the sandbox ran out of disk")
+
+
+def agent_that_fails_after_working(request: ExperimentRequest) -> ExperimentOutcome:
+    """Works a few steps as an agent Run, writes its log, then fails: what a page must link to."""
+    from benchmark.models import AgentConfig, Run, Step
+
+    research_run = request.research_run
+    agent, _ = AgentConfig.objects.get_or_create(name="test coding agent", defaults={"model": research_run.backbone})
+    run = Run.objects.create(
+        task=research_run.task,
+        agent=agent,
+        owner=research_run.owner,
+        method=agent.name,
+        status=Run.Status.FINISHED,
+        exit_status="exit_cost",
+        step_count=1,
+        params={"research_run": str(research_run.code), "stage": "experiment"},
+    )
+    Step.objects.create(run=run, index=0, action="python train.py", observation="CUDA not available")
+    return ExperimentOutcome(
+        files={"log.txt": b"epoch 0: CUDA not available\n"}, run=run, error="the agent ran out of budget"
+    )

@@ -1,5 +1,6 @@
 """In a real browser: the paper page draws its math with the vendored KaTeX and shows its figures (no CDN)."""
 
+# ruff: noqa: F811  (pytest fixtures imported from other test modules are redefined as arguments)
 from __future__ import annotations
 
 import struct
@@ -10,6 +11,7 @@ from django.test import Client
 
 from benchmark.models import Artifact, ResearchRun, Task
 from benchmark.research.files import file_store
+from tests.benchmark.runs.test_browser import browser_page, live_url  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -63,3 +65,73 @@ def test_it_renders_math_and_figures_of_a_paper_offline(live_server, researcher,
         page.evaluate("document.fonts.ready")
         browser.close()
     assert outside == []  # KaTeX, its fonts and the figure all come from Referee itself
+
+
+def test_it_renders_finished_stages_live_with_red_failures_and_a_form_for_the_chosen_mode(
+    live_url,
+    browser_page,
+    researcher,
+    redis_client,
+    tmp_path,
+    settings,
+):
+    """Over the real websocket (daphne + Redis): a stage that finishes while the page is open shows
+    its text without a reload; a failed one turns red. The launch form hides what its mode does not use."""
+    import threading
+
+    from benchmark.research.services import _publish
+    from tests.benchmark.runs.test_browser import signed_in
+
+    def publish(run: ResearchRun) -> None:  # as the worker does; async_to_sync cannot run on Playwright's loop
+        thread = threading.Thread(target=_publish, args=(run,))
+        thread.start()
+        thread.join()
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    task = Task.objects.create(
+        slug="iclr2025_live", version_hash="l" * 64, kind=Task.Kind.MLR, title="Live workshop", description="# L"
+    )
+    Task.objects.create(
+        slug="iclr2025_bi_align", version_hash="m" * 64, kind=Task.Kind.MLR, title="Bidirectional alignment"
+    )
+    run = ResearchRun.objects.create(
+        task=task, owner=researcher, backbone="anthropic:x", status="running", stages=["idea", "experiment"]
+    )
+    idea = Artifact.objects.create(research_run=run, stage="idea", status="running")
+    page = signed_in(browser_page, live_url, researcher).new_page()
+    page.goto(f"{live_url}/research/{run.code}/")
+    page.wait_for_selector("#timeline[data-live='1']")
+    page.evaluate("window.notReloaded = true")
+    idea.status, idea.content = "done", "# The idea\n\nMinimise $x_i^2$ live."
+    idea.save()
+    publish(run)
+    page.wait_for_selector("#stage-idea[data-status=done] .markdown h1")
+    assert "Minimise" in page.locator("#stage-idea").inner_text()
+    assert "ok" in page.locator("li[data-stage=idea] [data-part=status]").get_attribute("class")
+    Artifact.objects.create(research_run=run, stage="experiment", status="failed", error="the sandbox ran out of disk")
+    publish(run)
+    page.wait_for_selector("#stage-experiment[data-status=failed]")
+    assert "ran out of disk" in page.locator("#stage-experiment").inner_text()
+    badge = page.locator("li[data-stage=experiment] [data-part=status]")
+    assert "bad" in badge.get_attribute("class")
+    assert badge.evaluate("el => getComputedStyle(el).color") == "rgb(179, 38, 30)"  # var(--bad)
+    sections = page.locator("#stage-sections > section")
+    assert [sections.nth(i).get_attribute("id") for i in range(sections.count())] == ["stage-idea", "stage-experiment"]
+    assert page.evaluate("window.notReloaded") is True
+
+    page.goto(f"{live_url}/research/new/")
+    assert page.locator("[data-field=given_idea]").is_hidden()  # end to end by default
+    assert page.locator("[data-field=stage]").is_hidden()
+    page.check("input[name=mode][value=stepwise]")
+    assert page.locator("[data-field=given_idea]").is_visible() and page.locator("[data-field=stage]").is_visible()
+    page.select_option("select[name=literature_provider]", "openai_search")
+    assert (
+        page.locator("[data-field=corpus]").is_hidden() and page.locator("[data-field=literature_model]").is_visible()
+    )
+    page.fill("#task-search", "bi_align")
+    visible = page.locator("select[name=task] option:not([hidden])")
+    assert [visible.nth(i).inner_text() for i in range(visible.count())][
+        -1
+    ] == "Bidirectional alignment · iclr2025_bi_align"
+    assert page.locator("select[name=task]").input_value() == str(Task.objects.get(slug="iclr2025_bi_align").pk)
+    assert page.locator("button.primary[type=submit]").inner_text() == "Launch"
