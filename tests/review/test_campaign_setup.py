@@ -288,3 +288,27 @@ def test_it_gives_the_setup_pages_to_admins_only(
     other = campaign_create(name="other", rubric=make_rubric(), artifacts=[make_paper()])
     icode = empty_campaign.items.first().code  # an item of another campaign under this campaign's code
     assert admin.get(reverse("review:item_preview", args=[other.code, icode])).status_code == 404
+
+
+def test_it_matches_and_shows_the_expertise_an_account_gained_after_joining(
+    client_for, admin_user, empty_campaign
+) -> None:
+    from accounts.models import Profile
+
+    early = make_reviewer("early")  # the lower id: it would win a tie that expertise did not break
+    late = make_reviewer("late")  # no expertise when added: the membership keeps none of its own
+    member = empty_campaign.members.create(reviewer=late)
+    assert member.expertise == []
+    Profile.objects.filter(user=late).update(expertise=["graphs"])  # e.g. set when they accepted an invitation
+    html = client_for(admin_user).get(reverse("review:campaign_detail", args=[empty_campaign.code])).content.decode()
+    assert "graphs" in html.split('id="reviewer-load"', 1)[1].split("</table>", 1)[0]
+    from review.services import _plan
+
+    item = empty_campaign.items.first()
+    item.tags = ["graphs"]
+    item.save(update_fields=["tags"])
+    empty_campaign.members.create(reviewer=early)  # loads tie: expertise decides
+    empty_campaign.reviewers_per_item = 1
+    empty_campaign.save(update_fields=["reviewers_per_item"])
+    plan, _, _ = _plan(empty_campaign)
+    assert next(a for a in plan if a.item_id == item.pk).reviewer_id == late.pk
