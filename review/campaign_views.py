@@ -12,13 +12,14 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.roles import ADMIN, role_required
 from review import exports
 from review.forms import CampaignForm, ConflictForm, ReassignForm
 from review.models import Assignment, Campaign, CampaignItem
-from review.notices import assign_problems, report_invites
+from review.notices import assign_problems, invites_done
 from review.services import (
     AssignmentError,
     assignment_reassign,
@@ -65,7 +66,7 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
         if data["invite_lines"]:
             tags = [t for t in data["invite_expertise"].split(",") if t.strip()]
             outcome = reviewers_invite(lines=data["invite_lines"], expertise=tags, campaign=campaign, by=request.user)
-            report_invites(request, outcome)
+            return invites_done(request, outcome, reverse("review:campaign_plan", args=[campaign.code]))
         return redirect("review:campaign_plan", campaign.code)
     return render(
         request,

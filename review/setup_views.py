@@ -19,7 +19,7 @@ from accounts.services import InvitationRefused, invitation_resend, invitation_r
 from review import blinding
 from review.forms import score_dimensions
 from review.models import Campaign, CampaignItem
-from review.notices import assign_problems, report_invites
+from review.notices import assign_problems, invites_done
 from review.services import AssignmentError, AssignResult, campaign_assign
 from review.setup import InviteOutcome, campaign_grow, campaign_plan_preview, reviewers_invite
 from review.setup_forms import InviteFields, InviteForm, ItemsAddForm, MembersAddForm
@@ -78,10 +78,9 @@ def campaign_members_invite(request: HttpRequest, code: str) -> HttpResponse:
         lines=data["lines"], expertise=data.get("tags") or [], campaign=campaign, by=request.user,
         ttl_days=data.get("days"),
     )  # fmt: skip
-    report_invites(request, outcome)
     if outcome.issued and campaign.status == Campaign.Status.OPEN and campaign.assignments.exists():
         _report_growth(request, len(outcome.issued), 0, campaign_assign(campaign=campaign))
-    return redirect("review:campaign_detail", campaign.code)
+    return invites_done(request, outcome, reverse("review:campaign_detail", args=[campaign.code]))
 
 
 @require_POST
@@ -174,8 +173,7 @@ def invitations(request: HttpRequest) -> HttpResponse:
             lines=data["lines"], expertise=data.get("tags") or [], campaign=data.get("campaign"),
             by=request.user, ttl_days=data.get("days"),
         )  # fmt: skip
-        report_invites(request, outcome)
-        return redirect("review:invitations")
+        return invites_done(request, outcome, reverse("review:invitations"))
     rows = list(
         Invitation.objects.select_related("user", "created_by")
         .prefetch_related("memberships__campaign")
@@ -205,8 +203,7 @@ def invitation_resend_view(request: HttpRequest, icode: str) -> HttpResponse:
     for member in invitation.memberships.all():  # the campaign's column follows the new link
         member.invitation = issued.invitation
         member.save(update_fields=["invitation"])
-    report_invites(request, InviteOutcome(issued=[issued], mailed=mail_configured()))
-    return redirect(_back(request))
+    return invites_done(request, InviteOutcome(issued=[issued], mailed=mail_configured()), _back(request))
 
 
 @require_POST
