@@ -75,8 +75,15 @@ def _tags(values: list[str]) -> list[str]:
     return sorted({tag.strip().lower() for tag in values if tag.strip()})
 
 
+# Where config/urls.py mounts accounts.urls (a test holds the two together).
+ACCOUNTS_MOUNT = "/accounts"
+
+
 def invitation_link(token: str) -> str:
-    return settings.SITE_URL.rstrip("/") + reverse("accounts:invitation_open", args=[token])
+    # Reversed in accounts' own URL conf: reversing in the project's imports every view of every
+    # app (scipy, the LLM SDKs), seconds that `invite_reviewer` would spend for one string.
+    path = reverse("invitation_open", urlconf="accounts.urls", args=[token])
+    return settings.SITE_URL.rstrip("/") + ACCOUNTS_MOUNT + path
 
 
 @transaction.atomic
@@ -88,6 +95,7 @@ def invitation_create(
     created_by: Any = None,
     add_roles: bool = False,
     send: bool = True,
+    ttl_days: int | None = None,
 ) -> InvitationIssued:
     """Invite `email` into an account with `roles`; return the invitation and its one-time link.
 
@@ -96,7 +104,11 @@ def invitation_create(
     admin must say so (`add_roles`), and the roles are added only when the account's holder
     accepts, signed in as that account, so the link alone can neither add a role nor set the
     password of an account that has one. A new invitation replaces the email's pending ones.
+    The link works for `ttl_days` (default INVITATION_TTL_DAYS).
     """
+    ttl_days = settings.INVITATION_TTL_DAYS if ttl_days is None else ttl_days
+    if not 1 <= ttl_days <= 365:
+        raise InvitationRefused(f"an invitation expires after 1 to 365 days, not {ttl_days}")
     unknown = set(roles) - set(ROLES)
     if unknown or not roles:
         raise InvitationRefused(f"unknown role(s): {', '.join(sorted(unknown)) or '(none given)'}")
@@ -106,9 +118,9 @@ def invitation_create(
     created = user is None
     notes: list[str] = []
     if created:
-        user = User.objects.create_user(username=email, email=email)
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
+        # password=None stores an unusable password in the INSERT itself: a second save would
+        # fire the "access changed" broadcast (accounts.signals) for an account nobody uses yet.
+        user = User.objects.create_user(username=email, email=email, password=None)
         roles_grant(user, roles)
         Profile.objects.update_or_create(
             user=user, defaults={"expertise": _tags(list(expertise)), "invited_at": timezone.now()}
@@ -150,12 +162,36 @@ def invitation_create(
         created_account=created,
         token_hash=Invitation.hash_token(token),
         created_by=created_by,
-        expires_at=now + timedelta(days=settings.INVITATION_TTL_DAYS),
+        expires_at=now + timedelta(days=ttl_days),
     )
     link = invitation_link(token)
     if send:
         _invitation_mail(invitation, link, new_password=not user.has_usable_password())
     return InvitationIssued(invitation=invitation, link=link, created_account=created, notes=notes)
+
+
+def mail_configured() -> bool:
+    """False when mail only goes to the console (EMAIL_HOST unset): the admin must pass the link on."""
+    return settings.EMAIL_BACKEND != "django.core.mail.backends.console.EmailBackend"
+
+
+def invitation_resend(*, invitation: Invitation, by: Any = None, ttl_days: int | None = None) -> InvitationIssued:
+    """A fresh link for the same email, roles and expertise; the old link stops working.
+
+    Only the token's hash is stored, so the old link cannot be sent again: resending is a new
+    invitation. Roles it adds to an existing account were confirmed when it was first made.
+    """
+    if invitation.used_at is not None:
+        raise InvitationRefused(f"the invitation of {invitation.email} was used already: nothing to resend")
+    return invitation_create(
+        email=invitation.email,
+        roles=list(invitation.roles),
+        expertise=list(invitation.expertise),
+        created_by=by,
+        add_roles=True,
+        send=mail_configured(),
+        ttl_days=ttl_days,
+    )
 
 
 def _invitation_mail(invitation: Invitation, link: str, *, new_password: bool) -> None:

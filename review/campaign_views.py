@@ -3,18 +3,25 @@ reassign, re-check blinding, export."""
 
 from __future__ import annotations
 
+from collections import defaultdict
+from typing import Any
+from urllib.parse import urlencode
+
 from django.contrib import messages
+from django.core.paginator import Page, Paginator
+from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.roles import ADMIN, role_required
 from review import exports
 from review.forms import CampaignForm, ConflictForm, ReassignForm
 from review.models import Assignment, Campaign, CampaignItem
+from review.notices import assign_problems, invites_done
 from review.services import (
     AssignmentError,
-    AssignResult,
     assignment_reassign,
     campaign_assign,
     campaign_progress,
@@ -25,6 +32,8 @@ from review.services import (
 from review.services import (
     campaign_create as campaign_create_service,
 )
+from review.setup import reviewers_invite
+from review.setup_forms import InviteFields, ItemsAddForm, MembersAddForm
 
 
 @require_GET
@@ -53,9 +62,39 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
             status=data["status"],
             created_by=request.user,
         )
-        messages.success(request, f"Campaign {campaign} created. Assign reviewers from its page.")
-        return redirect("review:campaign_detail", campaign.code)
-    return render(request, "review/campaign_form.html", {"form": form}, status=400 if form.errors else 200)
+        messages.success(request, f"Campaign {campaign} created. Preview the assignment plan, then apply it.")
+        if data["invite_lines"]:
+            tags = [t for t in data["invite_expertise"].split(",") if t.strip()]
+            outcome = reviewers_invite(lines=data["invite_lines"], expertise=tags, campaign=campaign, by=request.user)
+            return invites_done(request, outcome, reverse("review:campaign_plan", args=[campaign.code]))
+        return redirect("review:campaign_plan", campaign.code)
+    return render(
+        request,
+        "review/campaign_form.html",
+        {
+            "form": form,
+            "basic_fields": [form[name] for name in CampaignForm.Meta.fields],
+            "picker": _picker_rows(form, "artifacts"),
+            "reviewer_rows": _picker_rows(form, "reviewers"),
+        },
+        status=400 if form.errors else 200,
+    )
+
+
+def _picker_rows(form: Any, name: str) -> list[dict[str, Any]]:
+    """A picker's rows: each candidate with its stage if it has one (the item picker shows the chosen
+    stage's only)."""
+    chosen = {str(v) for v in (form[name].value() or [])}
+    field = form.fields[name]
+    return [
+        {
+            "pk": obj.pk,
+            "stage": getattr(obj, "stage", ""),
+            "label": field.label_from_instance(obj),
+            "checked": str(obj.pk) in chosen,
+        }
+        for obj in field.queryset
+    ]
 
 
 @require_GET
@@ -70,13 +109,62 @@ def campaign_detail(request: HttpRequest, code: str) -> HttpResponse:
         {
             "campaign": campaign,
             "progress": progress,
-            "reassign_form": ReassignForm(campaign=campaign),
+            "open": _open_assignments(request, campaign),
+            "member_rows": _picker_rows(MembersAddForm(campaign=campaign), "reviewers"),
+            "item_rows": _picker_rows(ItemsAddForm(campaign=campaign), "artifacts"),
+            "invite_form": InviteFields(),
             "conflict_form": ConflictForm(campaign=campaign),
             "conflicts": campaign.conflicts.select_related("reviewer", "item").order_by("id"),
             "blinding_rows": blinding_rows,
             "blinding_stale": sum(row["stale"] for row in blinding_rows),
         },
     )
+
+
+OPEN_PAGE_SIZE = 25
+OPEN_SORTS = {
+    "item": "item__code",
+    "reviewer": "reviewer__username",
+    "status": "status",
+    "activity": "last_activity",
+}
+
+
+def _open_assignments(request: HttpRequest, campaign: Campaign) -> dict[str, Any]:
+    """The open assignments, filtered (item code or reviewer text, reviewer, status), sorted and paged;
+    each row with the members it can move to (not its own reviewer, nobody who held the item)."""
+    q = (request.GET.get("q") or "").strip()[:100]
+    status = request.GET.get("status") or ""
+    sort = request.GET.get("sort") or "activity"
+    key = sort.lstrip("-")
+    rows = campaign.assignments.filter(status__in=Assignment.OPEN).select_related("reviewer", "item")
+    if q:
+        rows = rows.filter(Q(item__code__icontains=q) | Q(reviewer__username__icontains=q) | Q(code__icontains=q))
+    if status in Assignment.OPEN:
+        rows = rows.filter(status=status)
+    if key not in OPEN_SORTS:
+        sort, key = "activity", "activity"
+    order = OPEN_SORTS[key]
+    rows = rows.order_by(f"-{order}" if sort.startswith("-") else order, "id")
+    page: Page = Paginator(rows, OPEN_PAGE_SIZE).get_page(request.GET.get("page"))
+    assignments = list(page.object_list)
+    held: dict[int, set[int]] = defaultdict(set)
+    for item_id, reviewer_id in Assignment.objects.filter(item_id__in={a.item_id for a in assignments}).values_list(
+        "item_id", "reviewer_id"
+    ):
+        held[item_id].add(reviewer_id)
+    members = list(campaign.members.filter(active=True).select_related("reviewer").order_by("reviewer__username"))
+    for a in assignments:
+        a.move_to = [m.reviewer for m in members if m.reviewer_id not in held[a.item_id]]
+    params = {"q": q, "status": status, "sort": sort}
+    return {
+        "page": page,
+        "rows": assignments,
+        "params": params,
+        "sorts": [(k, "-" + k if sort == k else k) for k in OPEN_SORTS],
+        "query": urlencode({k: v for k, v in params.items() if v}),
+        "statuses": [(s.value, s.label) for s in (Assignment.Status.ASSIGNED, Assignment.Status.STARTED)],
+    }
 
 
 def _blinding_row(item: CampaignItem) -> dict:
@@ -96,16 +184,8 @@ def campaign_assign_view(request: HttpRequest, code: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, code=code)
     result = campaign_assign(campaign=campaign)
     messages.success(request, f"{result.created} assignment(s) made.")
-    _assign_problems(request, result)
+    assign_problems(request, result)
     return redirect("review:campaign_detail", campaign.code)
-
-
-def _assign_problems(request: HttpRequest, result: AssignResult) -> None:
-    for username, reason in sorted(result.refused.items()):
-        messages.error(request, f"Nothing assigned to {username}: {reason}.")
-    if result.shortfall:
-        gaps = ", ".join(f"{item} ({n})" for item, n in sorted(result.shortfall.items()))
-        messages.error(request, f"No eligible reviewer left for: {gaps}. Add reviewers or relax conflicts.")
 
 
 @require_POST
@@ -128,7 +208,7 @@ def campaign_reclaim_view(request: HttpRequest, code: str) -> HttpResponse:
     reclaimed = campaign_reclaim(campaign=campaign)
     result = campaign_assign(campaign=campaign)
     messages.success(request, f"{len(reclaimed)} assignment(s) reclaimed, {result.created} new one(s) made.")
-    _assign_problems(request, result)
+    assign_problems(request, result)
     return redirect("review:campaign_detail", campaign.code)
 
 

@@ -132,12 +132,34 @@ def draft_to_form_data(payload: dict[str, Any]) -> dict[str, str]:
     return data
 
 
+def artifact_label(artifact: Artifact) -> str:
+    """Admins only: the stage, task and system of a candidate item (the picker searches this text)."""
+    return f"{artifact.stage}: {artifact.research_run.task.slug} / {artifact.research_run.backbone}"
+
+
+def reviewer_label(user: Any) -> str:
+    """Username and profile expertise: what the pickers search."""
+    profile = getattr(user, "profile", None)
+    tags = ", ".join(profile.expertise) if profile and profile.expertise else ""
+    return f"{user.get_username()} ({tags})" if tags else user.get_username()
+
+
 class CampaignForm(forms.ModelForm):
     artifacts = forms.ModelMultipleChoiceField(
         queryset=Artifact.objects.none(), required=False, widget=forms.CheckboxSelectMultiple, label="Items"
     )
     reviewers = forms.ModelMultipleChoiceField(
         queryset=get_user_model().objects.none(), required=False, widget=forms.CheckboxSelectMultiple
+    )
+    invite = forms.CharField(
+        required=False,
+        label="Invite by email",
+        max_length=50_000,
+        widget=forms.Textarea(attrs={"rows": 4, "placeholder": "ana@uni.edu nlp, rl\nbo@lab.org theory"}),
+        help_text="one a line: an email, then optional expertise tags; each gets a one-time link and joins",
+    )
+    invite_expertise = forms.CharField(
+        required=False, max_length=500, label="Expertise of every invitee", help_text="comma-separated tags"
     )
 
     class Meta:
@@ -161,10 +183,14 @@ class CampaignForm(forms.ModelForm):
             .select_related("research_run__task")
             .order_by("research_run__task__slug", "research_run__backbone", "stage")
         )
-        self.fields["artifacts"].label_from_instance = lambda a: (
-            f"{a.stage}: {a.research_run.task.slug} / {a.research_run.backbone}"
+        self.fields["artifacts"].label_from_instance = artifact_label
+        self.fields["reviewers"].queryset = (
+            get_user_model()
+            .objects.filter(groups__name=REVIEWER, is_active=True)
+            .select_related("profile")
+            .order_by("username")
         )
-        self.fields["reviewers"].queryset = get_user_model().objects.filter(groups__name=REVIEWER).order_by("username")
+        self.fields["reviewers"].label_from_instance = reviewer_label
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -176,6 +202,11 @@ class CampaignForm(forms.ModelForm):
         run_ids = {a.research_run_id for a in data.get("artifacts") or []}
         for reason in identifying_members([u.pk for u in reviewers], run_ids).values():
             self.add_error("reviewers", f"{reason}: an account that can see runs or judgments cannot review them.")
+        from review.setup import parse_invite_lines  # review.setup imports the services, which import forms' models
+
+        data["invite_lines"], errors = parse_invite_lines(data.get("invite") or "")
+        for error in errors:
+            self.add_error("invite", error)
         return data
 
 

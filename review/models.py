@@ -125,12 +125,31 @@ class CampaignReviewer(models.Model):
         null=True, blank=True, help_text="most items for this reviewer; blank = no cap"
     )
     active = models.BooleanField(default=True, help_text="inactive members get no new assignments")
+    invitation = models.ForeignKey(
+        "accounts.Invitation",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="memberships",
+        help_text="the invitation sent from this campaign, if the member was invited from it (its state, resend)",
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["campaign", "reviewer"], name="member_once_per_campaign")]
 
     def __str__(self) -> str:
         return f"{self.reviewer} in {self.campaign}"
+
+    @property
+    def tags(self) -> list[str]:
+        """The expertise matched against items: the membership's own, else the profile's, else the
+        invitation's (an existing account's expertise reaches its profile only when it accepts)."""
+        if self.expertise:
+            return list(self.expertise)
+        profile = getattr(self.reviewer, "profile", None)  # callers select_related("reviewer__profile")
+        if profile is not None and profile.expertise:
+            return list(profile.expertise)
+        return list(self.invitation.expertise) if self.invitation_id and self.invitation else []
 
 
 class Conflict(models.Model):

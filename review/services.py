@@ -54,6 +54,7 @@ class AssignResult:
     shortfall: dict[str, int] = field(default_factory=dict)  # item code -> slots nobody eligible could fill
     attempts: int = 1
     refused: dict[str, str] = field(default_factory=dict)  # username -> why they get nothing (review.eligibility)
+    members: int = -1  # active members the plan could draw on (-1: not counted)
 
 
 def _tags(values: Any) -> set[str]:
@@ -133,19 +134,31 @@ def item_prerender(*, item: CampaignItem, force: bool = False) -> None:
     item.save(update_fields=["rendered_html", "rendered_figures", "rendered_key", "blinding_changes"])
 
 
-def campaign_add_reviewers(*, campaign: Campaign, reviewers: list[Any]) -> int:
-    """Add members; refuses (AssignmentError, nothing added) an account that could identify the systems."""
+def campaign_add_reviewers(
+    *, campaign: Campaign, reviewers: list[Any], invitations: dict[int, Any] | None = None
+) -> int:
+    """Add members; refuses (AssignmentError, nothing added) an account that could identify the systems.
+
+    `invitations` ({user id: Invitation}) ties members invited from the campaign to their invitation.
+    """
+    invitations = invitations or {}
     refused = identifying_members([user.pk for user in reviewers], campaign_run_ids(campaign))
     if refused:
         raise AssignmentError("; ".join(refused.values()))
     added = 0
     for user in reviewers:
         profile = Profile.objects.filter(user=user).first()
-        _, created = CampaignReviewer.objects.get_or_create(
+        invitation = invitations.get(user.pk)
+        expertise = (profile.expertise if profile else []) or (invitation.expertise if invitation else [])
+        member, created = CampaignReviewer.objects.get_or_create(
             campaign=campaign,
             reviewer=user,
-            defaults={"expertise": sorted(_tags(profile.expertise if profile else []))},
+            defaults={"expertise": sorted(_tags(expertise)), "invitation": invitation},
         )
+        if not created and invitation is not None:  # invited again from the campaign: the new link counts
+            member.invitation = invitation
+            member.expertise = member.expertise or sorted(_tags(invitation.expertise))
+            member.save(update_fields=["invitation", "expertise"])
         added += created
     return added
 
@@ -159,7 +172,7 @@ def _plan(campaign: Campaign) -> tuple[list[Assignment], dict[str, int], dict[st
     could identify the systems (review.eligibility) get nothing, and are returned with the reason."""
     k = campaign.reviewers_per_item
     items = list(campaign.items.select_related("artifact__research_run"))
-    members = list(campaign.members.filter(active=True).select_related("reviewer"))
+    members = list(campaign.members.filter(active=True).select_related("reviewer__profile", "invitation"))
     blocked = identifying_members([m.reviewer_id for m in members], {i.artifact.research_run_id for i in items})
     refused = {m.reviewer.get_username(): blocked[m.reviewer_id] for m in members if m.reviewer_id in blocked}
     members = [m for m in members if m.reviewer_id not in blocked]
@@ -189,7 +202,7 @@ def _plan(campaign: Campaign) -> tuple[list[Assignment], dict[str, int], dict[st
             and (rid, item.system.strip().lower()) not in system_conflicts
         )
 
-    expertise = {m.reviewer_id: _tags(m.expertise) for m in members}
+    expertise = {m.reviewer_id: _tags(m.tags) for m in members}
     order = sorted(items, key=lambda it: (sum(eligible(m, it) for m in members), it.pk))
     plan: list[Assignment] = []
     shortfall: dict[str, int] = {}
@@ -224,7 +237,10 @@ def campaign_assign(*, campaign: Campaign) -> AssignResult:
                 # the unique constraints must see each one.
                 for assignment in plan:
                     assignment.save(force_insert=True)
-            return AssignResult(created=len(plan), shortfall=shortfall, attempts=attempt, refused=refused)
+            members = locked.members.filter(active=True).count()
+            return AssignResult(
+                created=len(plan), shortfall=shortfall, attempts=attempt, refused=refused, members=members
+            )
         except IntegrityError:
             log.info("campaign %s: assignment collided with another worker; planning again", campaign.pk)
         except OperationalError as exc:  # SQLite: the other writer held the lock past busy_timeout
@@ -295,7 +311,7 @@ def campaign_progress(*, campaign: Campaign) -> dict[str, Any]:
         .order_by("id")
     )
     reviewers = (
-        campaign.members.select_related("reviewer")
+        campaign.members.select_related("reviewer__profile", "invitation")
         .annotate(
             assigned=Count(
                 "reviewer__review_assignments",
@@ -334,9 +350,6 @@ def campaign_progress(*, campaign: Campaign) -> dict[str, Any]:
         "reviewers": members,
         "overdue": overdue,
         "reclaimable": reclaimable,
-        "open_assignments": list(
-            campaign.assignments.filter(status__in=Assignment.OPEN).select_related("reviewer", "item").order_by("id")
-        ),
         "totals": {
             "items": len(item_rows),
             "fully_assigned": sum(1 for i in item_rows if i.live >= k),

@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from review import views
+from review import setup_views, views
 
 app_name = "review"
 
@@ -25,5 +25,19 @@ urlpatterns = [
     ),
     path("review/campaigns/<uuid:code>/conflicts", views.conflict_add_view, name="conflict_add"),
     path("review/campaigns/<uuid:code>/export.<str:fmt>", views.campaign_export, name="campaign_export"),
+    # Set-up without the Django admin (review.setup_views).
+    path("review/campaigns/<uuid:code>/members", setup_views.campaign_members_add, name="campaign_members_add"),
+    path("review/campaigns/<uuid:code>/invite", setup_views.campaign_members_invite, name="campaign_members_invite"),
+    path("review/campaigns/<uuid:code>/items", setup_views.campaign_items_add, name="campaign_items_add"),
+    path("review/campaigns/<uuid:code>/plan", setup_views.campaign_plan, name="campaign_plan"),
+    path("review/campaigns/<uuid:code>/i/<str:icode>/preview", setup_views.item_preview, name="item_preview"),
+    path(
+        "review/campaigns/<uuid:code>/i/<str:icode>/preview/f/<str:fid>",
+        setup_views.item_preview_figure,
+        name="item_preview_figure",
+    ),
+    path("review/invitations/", setup_views.invitations, name="invitations"),
+    path("review/invitations/<uuid:icode>/resend", setup_views.invitation_resend_view, name="invitation_resend"),
+    path("review/invitations/<uuid:icode>/revoke", setup_views.invitation_revoke_view, name="invitation_revoke"),
     path("", include("review.agreement.urls")),  # /agreement/<campaign code>/ (review.agreement.views)
 ]

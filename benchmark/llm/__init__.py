@@ -22,7 +22,18 @@ from benchmark.llm.base import (
     parse_model,
     text_block,
 )
-from benchmark.llm.client import complete
+
+
+def __getattr__(name: str):
+    # `complete` lives with the provider SDKs (anthropic, openai: seconds of import time); loading it
+    # on first use keeps every process that never calls a model (manage.py commands, the admin
+    # autodiscovery that imports this package) from paying for them.
+    if name == "complete":
+        from benchmark.llm.client import complete
+
+        return complete
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Completion",

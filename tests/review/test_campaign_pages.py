@@ -29,7 +29,7 @@ def test_it_creates_a_campaign_from_the_form(client_for, admin_user, reviewer) -
         },
     )  # fmt: skip
     campaign = Campaign.objects.get(name="Spring study")
-    assert r.status_code == 302 and r["Location"] == reverse("review:campaign_detail", args=[campaign.code])
+    assert r.status_code == 302 and r["Location"] == reverse("review:campaign_plan", args=[campaign.code])
     assert campaign.items.count() == 2 and campaign.members.get().reviewer == reviewer
     assert campaign.created_by == admin_user
 
