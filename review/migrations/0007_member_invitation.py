@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0002_invitations'),
-        ('review', '0005_hallucination_labels'),
+        ('review', '0006_item_reports'),
     ]
 
     operations = [
