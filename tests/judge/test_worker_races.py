@@ -112,7 +112,9 @@ def _worker(db: ProcessDatabase, tmp_path: Path, *, start_at: float, delay: floa
     return db.popen([*SHELL, WORKER], **env)
 
 
-def test_it_calls_the_judge_once_when_two_worker_processes_race_for_one_judgment(tmp_path, redis_client, default_endpoints):
+def test_it_calls_the_judge_once_when_two_worker_processes_race_for_one_judgment(
+    tmp_path, redis_client, default_endpoints
+):
     db = process_database(tmp_path)
     (judgment_id,) = _seed(db, n=1)
     queue = _private_redis(db, redis_client)
@@ -129,7 +131,9 @@ def test_it_calls_the_judge_once_when_two_worker_processes_race_for_one_judgment
     assert _judgments(db, [judgment_id])[judgment_id] == ("succeeded", "", 1000)  # one call's tokens, once
 
 
-def test_it_keeps_the_result_of_judgments_that_finish_while_the_reaper_sweeps(tmp_path, redis_client, default_endpoints):
+def test_it_keeps_the_result_of_judgments_that_finish_while_the_reaper_sweeps(
+    tmp_path, redis_client, default_endpoints
+):
     db = process_database(tmp_path)
     ids = _seed(db, n=15)
     (abandoned,) = _seed(db, n=1, status="RUNNING")  # no worker holds it: the reaper must fail it
