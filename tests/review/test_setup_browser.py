@@ -10,7 +10,6 @@ from django.urls import get_resolver
 from benchmark.models import Artifact
 from review.models import Campaign
 from tests.review.factories import make_paper, make_reviewer, make_rubric
-from tests.review.test_browser import browser  # noqa: F401  (the shared chromium fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
