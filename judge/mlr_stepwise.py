@@ -24,6 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from benchmark.models import Artifact, ResearchRun
+from config.db import planner_statistics_refresh
 from judge.mlr_reviews import judge_label
 from judge.models import Judgment, Rubric
 from judge.parsing import ReplyError, reply_parse
@@ -188,6 +189,8 @@ def import_stepwise_reviews(root: Path | str, *, stdout: TextIO | None = None) -
             batch_size=BATCH,
         )
     report.created, report.updated = len(new), len(changed)
+    if new:
+        planner_statistics_refresh(Judgment)
     return _finish(report, stdout)
 
 

@@ -170,3 +170,12 @@ def pytest_configure(config) -> None:
     from django.conf import settings as django_settings
 
     django_settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # On PostgreSQL a statement of this session that runs for minutes is a fault to see, not to wait
+    # for: without a limit, a runaway query in a live server's thread holds its locks and every later
+    # test waits for them until its own timeout.
+    default = django_settings.DATABASES["default"]
+    if "postgresql" in default["ENGINE"]:
+        options = default.setdefault("OPTIONS", {})
+        options["options"] = (
+            options.get("options", "") + " -c statement_timeout=180000 -c lock_timeout=120000"
+        ).strip()

@@ -38,6 +38,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from benchmark.models import Artifact, ResearchRun, Task
+from config.db import planner_statistics_refresh
 
 STEPWISE_DIR = "ideas_and_proposals"
 STAGES = (Artifact.Stage.IDEA, Artifact.Stage.PROPOSAL)
@@ -169,6 +170,7 @@ def import_stepwise_results(path: str | Path, *, stdout: TextIO | None = None) -
     with transaction.atomic():
         runs = _upsert_runs(folders, tasks, report)
         _upsert_artifacts(folders, runs, report)
+    planner_statistics_refresh(ResearchRun, Artifact)  # the reviews' import and the boards query them next
     _write(report, stdout)
     return report
 
