@@ -135,3 +135,23 @@ def test_the_command_exits_non_zero_on_a_folder_with_nothing_to_import(tmp_path)
     (tmp_path / "agent_results").mkdir()
     with pytest.raises(CommandError, match="nothing imported from .*no agent_results/ideas_and_proposals/ folder"):
         call_command("import_mlr_stepwise", str(tmp_path), stdout=io.StringIO())
+
+
+@needs_data
+@pytest.mark.django_db
+def test_it_leaves_the_planner_statistics_of_what_it_imported(tmp_path):
+    """On PostgreSQL the import analyses its tables (inside its own transaction too): the planner then
+    knows the judgments are there, instead of planning nested scans for tables it believes empty."""
+    from django.db import connection
+
+    import_mlr_tasks(MLRBENCH)
+    root = _mini_release(tmp_path)
+    import_stepwise_results(root, stdout=io.StringIO())
+    report = import_stepwise_reviews(root, stdout=io.StringIO())
+    assert report.total == 2 * 24
+    if connection.vendor != "postgresql":  # SQLite plans without them: nothing to refresh, nothing fails
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("select reltuples from pg_class where relname = 'judge_judgment'")
+        (rows,) = cursor.fetchone()
+    assert rows >= 2 * 24, rows
