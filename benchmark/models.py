@@ -434,6 +434,28 @@ class Score(models.Model):
         return f"{self.kind} score of {self.run_id}"
 
 
+class StepNote(models.Model):
+    """A researcher's annotation of one step: a comment and tags, shown to everyone who sees the run
+    and exported beside the .traj (notes.json), never inside the trajectory itself."""
+
+    code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="notes")
+    step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="notes")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="step_notes"
+    )
+    body = models.TextField()
+    tags = models.JSONField(default=list, blank=True, help_text="short lowercase labels")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["run", "created_at"], name="stepnote_run")]  # the run page's notes
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"note on {self.step}"
+
+
 class ResearchRun(models.Model):
     """An MLR-Agent run: idea -> literature -> proposal -> experiment -> paper, on one MLR task."""
 
