@@ -81,9 +81,7 @@ def test_it_sorts_by_the_chosen_column_with_unscored_runs_last(researcher, clien
     assert '<span title="2.5699052132701423">2.5699</span>' in page  # rounded, exact on hover
 
 
-def test_it_finds_runs_by_words_in_any_step_and_links_to_the_first_match(
-    researcher, other_researcher, client_for
-):
+def test_it_finds_runs_by_words_in_any_step_and_links_to_the_first_match(researcher, other_researcher, client_for):
     hit = make_run(owner=researcher)
     progress.step_append(run=hit, thought="plan", action="ls\n", observation="nothing here", publish=False)
     progress.step_append(
