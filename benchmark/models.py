@@ -325,6 +325,8 @@ class Run(models.Model):
             models.Index(fields=["owner", "-created_at"], name="run_owner_recent"),  # a researcher's run list
             models.Index(fields=["status"], name="run_status"),  # the reaper's scan of active runs
             models.Index(fields=["task", "method"], name="run_task_method"),  # leaderboard grouping
+            # The runs list's default order (newest first, ties by id): a page is read off the index.
+            models.Index(fields=["-created_at", "-id"], name="run_recent"),
         ]
         ordering = ["-created_at"]
 

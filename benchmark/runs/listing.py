@@ -43,7 +43,10 @@ class RunFilterForm(forms.Form):
         return {name: value for name, value in self.cleaned_data.items() if value not in ("", None, False)}
 
 
-def runs_filtered(runs: QuerySet[Run], filters: dict[str, Any], *, user: Any) -> QuerySet[Run]:
+def runs_filtered(
+    runs: QuerySet[Run], filters: dict[str, Any], *, user: Any, matches: dict[int, int] | None = None
+) -> QuerySet[Run]:
+    """`matches`: the full-text matches of filters["q"] (search.first_matches), when searching."""
     if filters.get("mine"):
         runs = runs.filter(owner=user)
     if "task" in filters:
@@ -59,9 +62,8 @@ def runs_filtered(runs: QuerySet[Run], filters: dict[str, Any], *, user: Any) ->
         runs = runs.filter(source=filters["source"])
     if "group" in filters:
         runs = runs.filter(group__code=filters["group"])
-    if "q" in filters:
-        matching = search.run_ids_matching(filters["q"])
-        runs = runs.filter(pk__in=matching) if matching is not None else runs.none()
+    if matches is not None:
+        runs = runs.filter(pk__in=search.id_in(list(matches)))
     return runs.order_by(*SORTS[filters.get("sort") or "new"][1])
 
 

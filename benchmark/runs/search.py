@@ -10,6 +10,7 @@ words on both: every word of the query must occur in one step.
 
 from __future__ import annotations
 
+import json
 import re
 
 from django.db import connection
@@ -80,25 +81,22 @@ def matching_steps_sql(text: str) -> tuple[str, list[str]] | None:
     raise NotImplementedError(f"full-text search is not set up for {connection.vendor}")
 
 
-def run_ids_matching(text: str) -> RawSQL | None:
-    """A subquery of the ids of runs with a step matching `text`, for `Run.objects.filter(pk__in=...)`."""
+def first_matches(text: str) -> dict[int, int] | None:
+    """{run id: index of its first step matching `text`} over all runs; None when the query has no
+    words. One evaluation of the full-text match per request: the list's count, its page and the
+    "first match" links all read this instead of matching again."""
     found = matching_steps_sql(text)
     if found is None:
         return None
     sql, params = found
-    return RawSQL(f"SELECT DISTINCT run_id FROM ({sql}) AS matches", params)
-
-
-def first_matches(text: str, run_ids: list[int]) -> dict[int, int]:
-    """For each of `run_ids`, the index of its first step matching `text` (the list links to it)."""
-    found = matching_steps_sql(text)
-    if found is None or not run_ids:
-        return {}
-    sql, params = found
-    marks = ", ".join(["%s"] * len(run_ids))
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT run_id, MIN(idx) FROM ({sql}) AS matches WHERE run_id IN ({marks}) GROUP BY run_id",
-            [*params, *run_ids],
-        )
-        return {run_id: index for run_id, index in cursor.fetchall()}
+        cursor.execute(f"SELECT run_id, MIN(idx) FROM ({sql}) AS matches GROUP BY run_id", params)
+        return dict(cursor.fetchall())
+
+
+def id_in(ids: list[int]) -> RawSQL:
+    """`ids` as one bound parameter (a JSON array on SQLite, an array on PostgreSQL), for
+    `filter(pk__in=...)`: no limit on how many, unlike one placeholder per id."""
+    if connection.vendor == "postgresql":
+        return RawSQL("SELECT unnest(%s::bigint[])", [ids])
+    return RawSQL("SELECT value FROM json_each(%s)", [json.dumps(ids)])

@@ -49,11 +49,11 @@ def run_list(request: HttpRequest) -> HttpResponse:
     form.is_valid()  # an invalid parameter is shown beside the form; the valid ones still apply
     filters = form.values()
     visible = visible_runs(request.user)
-    runs = listing.runs_filtered(visible.select_related("owner", "group"), filters, user=request.user)
+    matches = (search.first_matches(filters["q"]) or {}) if "q" in filters else None
+    runs = listing.runs_filtered(visible.select_related("owner", "group"), filters, user=request.user, matches=matches)
     page = Paginator(runs, listing.PAGE_SIZE).get_page(request.GET.get("page"))
-    matches = search.first_matches(filters["q"], [run.pk for run in page]) if "q" in filters else {}
     for run in page:
-        run.first_match = matches.get(run.pk)
+        run.first_match = (matches or {}).get(run.pk)
     context = {
         "form": form,
         "filters": filters,
