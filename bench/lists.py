@@ -223,6 +223,7 @@ def run_bench(args: argparse.Namespace) -> None:
         ("search + filter status", f"/runs/?q={RARE}&status=finished"),
         ("compare two 1,000-step runs", f"/runs/compare/?run={a.code}&run={b.code}"),
     ]
+    load_before = os.getloadavg()[0]
     rows = []
     for label, url in cases:
         p50, p99, size = measure(client, url, args.repeats)
@@ -249,6 +250,7 @@ def run_bench(args: argparse.Namespace) -> None:
     finally:
         search.matching_steps_sql = real
 
+    print(f"\nload average (1 min) {load_before:.1f} before, {os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores")
     print(f"\n{'case':<40} {'p50 ms':>9} {'p99 ms':>9} {'KB':>8}  goal <= 200 ms")
     for label, p50, p99, size in rows:
         print(f"{label:<40} {p50:9.1f} {p99:9.1f} {size / 1024:8.0f}  {'ok' if p99 <= 200 else 'OVER'}")

@@ -68,14 +68,20 @@ def runs_filtered(
 
 
 def filter_choices(runs: QuerySet[Run]) -> dict[str, list[Any]]:
-    """What the filter menus offer: the tasks, methods and exit statuses of the runs this user sees."""
-    base = runs.order_by()
+    """What the filter menus offer: the tasks, methods and exit statuses of the runs this user sees
+    (one scan of their distinct combinations, not one per menu)."""
+    tasks: dict[str, str] = {}
+    methods: set[str] = set()
+    exits: set[str] = set()
+    combos = runs.order_by().values_list("task__slug", "task__title", "method", "exit_status").distinct()
+    for slug, title, method, exit_status in combos:
+        tasks.setdefault(slug, title)
+        methods.add(method)
+        exits.add(exit_status)
     return {
-        "tasks": list(base.values_list("task__slug", "task__title").distinct().order_by("task__slug")),
-        "methods": list(base.exclude(method="").values_list("method", flat=True).distinct().order_by("method")),
-        "exits": list(
-            base.exclude(exit_status="").values_list("exit_status", flat=True).distinct().order_by("exit_status")
-        ),
+        "tasks": sorted(tasks.items()),
+        "methods": sorted(methods - {""}),
+        "exits": sorted(exits - {""}),
     }
 
 
