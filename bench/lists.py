@@ -9,8 +9,9 @@ a third of them owned by the measuring researcher, a third by another, a third i
 plus two 1,000-step runs on one task for the compare view. Each step carries a thought, a command
 and an output of a few hundred characters; a few words are rare (in 1 step of 1,000) or unique.
 
-Each case is one warm-up GET, then --repeats timed GETs through the whole Django stack (middleware, permission helper, queries,
-template) with the test client, timed from call to rendered response: server time, no network.
+Each case is one untimed warm-up GET, then --repeats timed GETs through the whole Django stack
+(middleware, permission helper, queries, template) with the test client, each timed from call to
+rendered response: server time, no network.
 Reported: p50 / p99 per case, then beside them, in the same run, the obvious alternatives: the
 unpaged list (every visible run in one page, what the list did without its old 200-row cap) and
 the search as an unindexed LIKE scan of the same steps. Goal: <= 200 ms each.
