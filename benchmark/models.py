@@ -325,6 +325,8 @@ class Run(models.Model):
             models.Index(fields=["owner", "-created_at"], name="run_owner_recent"),  # a researcher's run list
             models.Index(fields=["status"], name="run_status"),  # the reaper's scan of active runs
             models.Index(fields=["task", "method"], name="run_task_method"),  # leaderboard grouping
+            # The runs list's default order (newest first, ties by id): a page is read off the index.
+            models.Index(fields=["-created_at", "-id"], name="run_recent"),
         ]
         ordering = ["-created_at"]
 
@@ -432,6 +434,28 @@ class Score(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} score of {self.run_id}"
+
+
+class StepNote(models.Model):
+    """A researcher's annotation of one step: a comment and tags, shown to everyone who sees the run
+    and exported beside the .traj (notes.json), never inside the trajectory itself."""
+
+    code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="notes")
+    step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="notes")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="step_notes"
+    )
+    body = models.TextField()
+    tags = models.JSONField(default=list, blank=True, help_text="short lowercase labels")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["run", "created_at"], name="stepnote_run")]  # the run page's notes
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"note on {self.step}"
 
 
 class ResearchRun(models.Model):

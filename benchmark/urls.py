@@ -14,6 +14,7 @@ urlpatterns = [
     # runs/: launch, the live run page, downloads, cancel, share, replay
     path("runs/", runs.run_list, name="run_list"),
     path("runs/launch/", runs.run_launch, name="run_launch"),
+    path("runs/compare/", runs.run_compare, name="run_compare"),
     path("runs/<uuid:code>/", runs.run_detail, name="run_detail"),
     path("runs/<uuid:code>/log.txt", runs.run_log, name="run_log"),
     path("runs/<uuid:code>/export.traj", runs.run_traj, name="run_traj"),
@@ -22,6 +23,9 @@ urlpatterns = [
     path("runs/<uuid:code>/unshare/", runs.run_unshare, name="run_unshare"),
     path("runs/<uuid:code>/replay/", runs.run_replay, name="run_replay"),
     path("runs/<uuid:code>/resume/", runs.run_resume, name="run_resume"),
+    path("runs/<uuid:code>/steps/<int:index>/notes/", runs.step_note_add, name="step_note_add"),
+    path("runs/<uuid:code>/notes/<uuid:note>/delete/", runs.step_note_delete, name="step_note_delete"),
+    path("runs/<uuid:code>/notes.json", runs.run_notes, name="run_notes"),
     # tasks/: the current tasks and one version's page
     path("tasks/", tasks.task_list, name="task_list"),
     path("tasks/<uuid:code>/", tasks.task_detail, name="task_detail"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django import forms
@@ -83,3 +84,26 @@ class LaunchForm(forms.Form):
 
 class ShareForm(forms.Form):
     username = forms.CharField(max_length=150)
+
+
+NOTE_MAX_CHARS = 4000
+NOTE_MAX_TAGS = 8
+
+
+class StepNoteForm(forms.Form):
+    body = forms.CharField(max_length=NOTE_MAX_CHARS, strip=True)
+    tags = forms.CharField(required=False, max_length=200, help_text="comma separated")
+
+    def clean_tags(self) -> list[str]:
+        tags: list[str] = []
+        for raw in self.cleaned_data["tags"].split(","):
+            tag = raw.strip().lower()
+            if not tag:
+                continue
+            if not re.fullmatch(r"[\w-]{1,30}", tag):
+                raise ValidationError(f"“{raw.strip()}”: a tag is 1-30 letters, digits, - or _.")
+            if tag not in tags:
+                tags.append(tag)
+        if len(tags) > NOTE_MAX_TAGS:
+            raise ValidationError(f"At most {NOTE_MAX_TAGS} tags.")
+        return tags

@@ -10,11 +10,6 @@ from accounts.roles import is_admin, is_researcher
 from benchmark.models import Run, RunShare
 
 
-def shared_with(user: Any) -> Q:
-    """Runs with a live share to `user` (one related row must match both conditions)."""
-    return Q(shares__user=user, shares__revoked_at__isnull=True)
-
-
 def visible_runs(user: Any) -> QuerySet[Run]:
     """Admins see every run; a researcher sees their own runs, those shared with them, and the
     imported MLGym runs (released public data, owned by nobody, compared against on leaderboards)."""
@@ -23,7 +18,10 @@ def visible_runs(user: Any) -> QuerySet[Run]:
         return runs
     if not is_researcher(user):
         return runs.none()
-    return runs.filter(Q(owner=user) | shared_with(user) | Q(source=Run.Source.MLGYM)).distinct()
+    # A subquery, not a join on shares: no DISTINCT over whole run rows, which the paged and
+    # filtered runs list would pay on every count and page.
+    live_shares = RunShare.objects.filter(user=user, revoked_at__isnull=True).values("run_id")
+    return runs.filter(Q(owner=user) | Q(pk__in=live_shares) | Q(source=Run.Source.MLGYM))
 
 
 def can_view_run(user: Any, run: Run) -> bool:

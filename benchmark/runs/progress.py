@@ -60,6 +60,8 @@ class RunPayload(TypedDict):
     best_attempt: float | None
     best_submission: float | None
     finished: bool
+    started_at: str | None
+    wall_time: float | None  # seconds; final once finished, the page counts on from started_at before
 
 
 def run_group(code: Any) -> str:
@@ -108,6 +110,8 @@ def run_payload(run: Run) -> RunPayload:
         "best_attempt": run.best_attempt,
         "best_submission": run.best_submission,
         "finished": not run.is_active,
+        "started_at": run.started_at.isoformat() if run.started_at else None,
+        "wall_time": None if run.wall_time is None else round(run.wall_time, 1),
     }
 
 

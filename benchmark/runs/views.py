@@ -10,15 +10,19 @@ from uuid import UUID
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.roles import ADMIN, RESEARCHER, is_researcher, role_required
 from benchmark.llm.check import launch_problem
-from benchmark.models import AgentConfig, Run
-from benchmark.runs import progress, services
-from benchmark.runs.forms import LaunchForm, ShareForm, launchable_tasks
+from benchmark.models import AgentConfig, Run, StepNote
+from benchmark.runs import listing, notes, progress, search, services
+from benchmark.runs.compare import runs_compare, score_series
+from benchmark.runs.forms import NOTE_MAX_CHARS, LaunchForm, ShareForm, StepNoteForm, launchable_tasks
+from benchmark.runs.listing import RunFilterForm
 from benchmark.runs.permissions import can_manage_run, can_view_run, had_access, visible_runs
 from benchmark.runs.trajectories import traj_export
 
@@ -41,8 +45,24 @@ def _run_for(request: HttpRequest, code: UUID) -> Run:
 @require_GET
 @role_required(RESEARCHER, ADMIN)
 def run_list(request: HttpRequest) -> HttpResponse:
-    runs = visible_runs(request.user).select_related("owner")[:200]
-    return render(request, "benchmark/run_list.html", {"runs": runs})
+    """Every run this user may see, PAGE_SIZE a page, filtered, sorted and searched by the URL."""
+    form = RunFilterForm(request.GET)
+    form.is_valid()  # an invalid parameter is shown beside the form; the valid ones still apply
+    filters = form.values()
+    visible = visible_runs(request.user)
+    matches = (search.first_matches(filters["q"]) or {}) if "q" in filters else None
+    runs = listing.runs_filtered(visible.select_related("owner", "group"), filters, user=request.user, matches=matches)
+    page = Paginator(runs, listing.PAGE_SIZE).get_page(request.GET.get("page"))
+    for run in page:
+        run.first_match = (matches or {}).get(run.pk)
+    context = {
+        "form": form,
+        "filters": filters,
+        "page": page,
+        "group": listing.group_for(filters, visible),
+        "choices": listing.filter_choices(visible),
+    }
+    return render(request, "benchmark/run_list.html", context)
 
 
 @require_http_methods(["GET", "POST"])
@@ -79,7 +99,7 @@ def run_launch(request: HttpRequest) -> HttpResponse:
         messages.success(request, f"Launched {len(runs)} run(s).")
         if len(runs) == 1:
             return redirect("benchmark:run_detail", code=runs[0].code)
-        return redirect("benchmark:run_list")
+        return redirect(f"{reverse('benchmark:run_list')}?group={runs[0].group.code}")  # the new runs only
     return render(request, "benchmark/run_launch.html", {"form": form})
 
 
@@ -96,8 +116,71 @@ def run_detail(request: HttpRequest, code: UUID) -> HttpResponse:
         "share_form": ShareForm(),
         "shared_with": [share.user for share in run.shares.filter(revoked_at__isnull=True).select_related("user")],
         "scores": run.scores.select_related("step").order_by("created_at", "id"),
+        "score_series": [score_series(run, "this run")],
+        "no_trajectory": run.source == Run.Source.MLGYM and not run.step_count,
+        "notes": notes.notes_by_step(run, user=request.user, can_manage=can_manage_run(request.user, run)),
+        "note_max": NOTE_MAX_CHARS,
     }
     return render(request, "benchmark/run_detail.html", context)
+
+
+@require_POST
+@role_required(RESEARCHER, ADMIN)
+def step_note_add(request: HttpRequest, code: UUID, index: int) -> HttpResponse:
+    """Annotate a step: anyone who may see the run may add a note that its other viewers read."""
+    run = _run_for(request, code)
+    step = run.steps.filter(index=index).first()
+    if step is None:
+        raise Http404("no such step")
+    form = StepNoteForm(request.POST)
+    if form.is_valid():
+        StepNote.objects.create(run=run, step=step, author=request.user, **form.cleaned_data)
+        messages.success(request, f"Note added to step {index}.")
+    else:
+        problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
+        messages.error(request, f"The note was not saved ({problems}).")
+    return redirect(f"{reverse('benchmark:run_detail', kwargs={'code': run.code})}#step-{index}")
+
+
+@require_POST
+@role_required(RESEARCHER, ADMIN)
+def step_note_delete(request: HttpRequest, code: UUID, note: UUID) -> HttpResponse:
+    """Its author, the run's owner or an admin may delete a note."""
+    run = _run_for(request, code)
+    found = run.notes.select_related("step").filter(code=note).first()
+    if found is None:
+        raise Http404("no such note")
+    if not notes.can_delete_note(request.user, found, can_manage=can_manage_run(request.user, run)):
+        raise PermissionDenied
+    found.delete()
+    messages.success(request, f"Note on step {found.step.index} deleted.")
+    return redirect(f"{reverse('benchmark:run_detail', kwargs={'code': run.code})}#step-{found.step.index}")
+
+
+@require_GET
+@role_required(RESEARCHER, ADMIN)
+def run_notes(request: HttpRequest, code: UUID) -> HttpResponse:
+    """The run's step notes as a side file of the .traj export (the trajectory itself stays as recorded)."""
+    run = _run_for(request, code)
+    response = HttpResponse(json.dumps(notes.notes_export(run), indent=1), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{run.task.slug}-{run.code}.notes.json"'
+    return response
+
+
+@require_GET
+@role_required(RESEARCHER, ADMIN)
+def run_compare(request: HttpRequest) -> HttpResponse:
+    """Two runs side by side (?run=A&run=B): facts, score curves, steps aligned with their diffs."""
+    codes = request.GET.getlist("run")
+    try:
+        parsed = [UUID(code) for code in codes]
+    except ValueError:
+        parsed = []
+    if len(parsed) != 2 or parsed[0] == parsed[1]:
+        error = "Choose exactly two different runs to compare (tick two in the runs list)."
+        return render(request, "benchmark/run_compare.html", {"error": error}, status=400)
+    a, b = (_run_for(request, code) for code in parsed)
+    return render(request, "benchmark/run_compare.html", {"a": a, "b": b, "comparison": runs_compare(a, b)})
 
 
 def _log_lines(run: Run) -> Iterator[str]:

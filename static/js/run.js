@@ -13,6 +13,14 @@
   let socket = null;
   let retryDelay = 500;
   let current = null;
+  let startedAt = null;
+  let wallTime = null;
+  let wallTimer = null;
+  const chartData = document.getElementById("score-series");
+  const chartSeries = chartData ? JSON.parse(chartData.textContent) : [{ label: "this run", points: [] }];
+  let chartDirty = false;
+  const charted = new Set(chartSeries[0].points.map((p) => p[0])); // the server drew these already
+  const notes = JSON.parse(document.getElementById("step-notes").textContent);
 
   // -- ANSI: SGR colours become classes; every other escape sequence is dropped ------------
   // eslint-disable-next-line no-control-regex
@@ -82,11 +90,32 @@
     return node;
   }
 
+  // Same rule as the server's run_numbers.score_text: 4 decimals from 1 up, else 4 significant digits.
+  function formatScore(value) {
+    if (value === null || value === undefined) return "–";
+    if (!Number.isFinite(value)) return String(value);
+    if (value === 0) return "0";
+    const decimals = Math.abs(value) >= 1 ? 4 : Math.min(12, 3 - Math.floor(Math.log10(Math.abs(value))));
+    const text = value.toFixed(decimals);
+    return text.includes(".") ? text.replace(/0+$/, "").replace(/\.$/, "") : text;
+  }
+
+  function setScore(id, value) {
+    const node = document.getElementById(id);
+    node.textContent = formatScore(value);
+    node.title = value === null ? "" : String(value);
+  }
+
   function scoreText(score) {
     if (!score) return "";
     if (score.error) return score.kind + ": failed";
-    const value = score.primary === null ? JSON.stringify(score.metrics) : score.primary;
+    const value = score.primary === null ? JSON.stringify(score.metrics) : formatScore(score.primary);
     return score.kind + ": " + value;
+  }
+
+  // MLGym's prompt makes models open every thought with the keyword DISCUSSION: it says nothing.
+  function cleanThought(thought) {
+    return (thought || "").replace(/^\s*DISCUSSION\b[ \t]*:?\s*/, "").trim();
   }
 
   function renderStep(step) {
@@ -102,14 +131,17 @@
     if (step.cost) header.appendChild(el("span", "", "$" + step.cost.toFixed(4)));
     if (step.state && step.state.working_dir) header.appendChild(el("span", "", step.state.working_dir));
     if (step.score) {
-      header.appendChild(el("span", "badge " + (step.score.error ? "bad" : "ok"), scoreText(step.score)));
+      const chip = el("span", "badge " + (step.score.error ? "bad" : "ok"), scoreText(step.score));
+      if (step.score.primary !== null && !step.score.error) chip.title = String(step.score.primary);
+      header.appendChild(chip);
     }
     if (step.state && step.state.replay) {
       const same = step.state.replay.same;
       header.appendChild(el("span", "badge " + (same ? "ok" : "warn"), same ? "replay: same output" : "replay: output differs"));
     }
     item.appendChild(header);
-    if (step.thought && step.thought.trim()) item.appendChild(el("div", "thought", step.thought.trim()));
+    const thought = cleanThought(step.thought);
+    if (thought) item.appendChild(el("div", "thought", thought));
     item.appendChild(el("pre", "action", step.action.replace(/\n$/, "")));
     const output = el("pre", "obs");
     renderAnsi(output, step.observation || "");
@@ -122,7 +154,10 @@
     } else if (step.observation) {
       item.appendChild(output);
     }
-    if (step.score && step.score.error) item.appendChild(el("pre", "obs", step.score.error));
+    // The evaluator's error, unless the output already shows it (a failed validate prints it there).
+    if (step.score && step.score.error && !(step.observation || "").includes(step.score.error.trim())) {
+      item.appendChild(el("pre", "obs", step.score.error));
+    }
     if (step.state && step.state.replay && step.state.replay.diff) {
       const fold = el("details", "fold");
       fold.appendChild(el("summary", "", "Difference from the original output"));
@@ -130,6 +165,7 @@
       item.appendChild(fold);
     }
     item.dataset.text = [step.thought, step.action, step.observation].join("\n").toLowerCase();
+    renderNotes(item, step.index);
     return item;
   }
 
@@ -143,6 +179,16 @@
       list.appendChild(item);
       lastIndex = step.index;
       added++;
+      if (step.score && !step.score.error && step.score.primary !== null && !charted.has(step.index)) {
+        charted.add(step.index);
+        chartSeries[0].points.push([step.index, step.score.primary, step.score.kind]);
+        chartDirty = true;
+      }
+    }
+    if (chartDirty && window.scoreChart) {
+      document.getElementById("score-card").hidden = false;
+      window.scoreChart(document.getElementById("score-chart"), chartSeries);
+      chartDirty = false;
     }
     if (added) {
       document.getElementById("no-steps").hidden = true;
@@ -152,24 +198,64 @@
     }
   }
 
+  function showWall() {
+    const wall = document.getElementById("run-wall");
+    if (wallTime !== null) wall.textContent = wallTime.toFixed(1) + " s";
+    else if (startedAt !== null) wall.textContent = ((Date.now() - startedAt) / 1000).toFixed(0) + " s";
+  }
+
   function setStatus(run) {
     const badge = document.getElementById("run-status");
     badge.textContent = run.status;
     badge.className = "badge " + ({ finished: "ok", failed: "bad", interrupted: "bad", running: "warn" }[run.status] || "");
+    startedAt = run.started_at ? Date.parse(run.started_at) : null;
+    wallTime = run.finished ? run.wall_time : null;
+    showWall();
     document.getElementById("run-exit").textContent = run.exit_status || "–";
-    document.getElementById("run-steps").textContent = String(run.step_count);
+    if (run.step_count || list.children.length) document.getElementById("run-steps").textContent = String(run.step_count);
     // null: the imported file did not give the number (never shown as 0).
     document.getElementById("run-cost").textContent = run.cost === null ? "unknown" : "$" + run.cost.toFixed(4);
     document.getElementById("run-tokens").textContent =
       (run.tokens_sent === null ? "unknown" : run.tokens_sent) + " / " + (run.tokens_received === null ? "unknown" : run.tokens_received);
-    document.getElementById("run-best").textContent = run.best_attempt === null ? "–" : String(run.best_attempt);
-    document.getElementById("run-submission").textContent = run.best_submission === null ? "–" : String(run.best_submission);
+    setScore("run-best", run.best_attempt);
+    setScore("run-submission", run.best_submission);
     if (run.error) { const e = document.getElementById("run-error"); e.textContent = run.error; e.hidden = false; }
     if (run.finished) {
+      // The whole header ends with the run: no Cancel, the final wall time, the real outcome.
       finished = true;
-      liveState.textContent = "finished";
+      liveState.textContent = run.status;
+      const cancel = document.getElementById("cancel-form");
+      if (cancel) cancel.remove();
+      if (wallTimer) { clearInterval(wallTimer); wallTimer = null; }
       if (socket) socket.close();
     }
+  }
+
+  // -- step notes: shown under their step, added and deleted by plain form posts ---------------
+  function renderNotes(item, index) {
+    const box = el("div", "step-notes");
+    const mine = notes[String(index)] || [];
+    if (mine.length) {
+      const ul = el("ul", "notes");
+      for (const note of mine) {
+        const li = el("li", "note");
+        li.appendChild(el("strong", "", (note.author || "deleted user") + ": "));
+        li.appendChild(el("span", "note-body", note.body));
+        for (const tag of note.tags) li.appendChild(el("span", "badge note-tag", tag));
+        if (note.can_delete) {
+          const del = document.getElementById("note-delete-template").content.firstElementChild.cloneNode(true);
+          del.action = config.dataset.noteDeleteUrl + note.code + "/delete/";
+          li.appendChild(document.createTextNode(" "));
+          li.appendChild(del);
+        }
+        ul.appendChild(li);
+      }
+      box.appendChild(ul);
+    }
+    const form = document.getElementById("note-form-template").content.firstElementChild.cloneNode(true);
+    form.action = config.dataset.notesUrl + index + "/notes/";
+    box.appendChild(form);
+    item.appendChild(box);
   }
 
   // -- live stream --------------------------------------------------------------------------
@@ -242,8 +328,13 @@
     else if (event.key === "k") move(-1);
   });
 
+  const initialQuery = new URLSearchParams(location.search).get("q");
+  if (initialQuery) search.value = initialQuery; // from a runs-list search: the matching steps only
+  if (window.scoreChart && chartSeries[0].points.length) window.scoreChart(document.getElementById("score-chart"), chartSeries);
   addSteps(JSON.parse(document.getElementById("initial-steps").textContent));
   setStatus(JSON.parse(document.getElementById("initial-run").textContent));
+  if (initialQuery) search.dispatchEvent(new Event("input"));
+  if (!finished) wallTimer = setInterval(showWall, 1000);
   function focusHash() {
     if (location.hash.startsWith("#step-")) focusStep(document.getElementById(location.hash.slice(1)));
   }

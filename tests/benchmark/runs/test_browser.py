@@ -158,3 +158,142 @@ def test_it_stops_the_live_stream_when_the_share_is_revoked(
     assert "after the revocation" not in page.content()
     assert page.goto(f"{live_url}/runs/{run.code}/").status == 403
     context.close()
+
+
+# -- the researcher's workbench: the runs list, compare, notes, the live header ------------------
+
+
+def test_it_pages_filters_and_searches_the_runs_list_then_compares_two(live_url, browser_page, researcher):
+    from benchmark.runs import progress
+    from benchmark.runs.listing import PAGE_SIZE
+    from tests.benchmark.runs_support import agent, make_run, stub_task
+
+    task = stub_task("listed")
+    base = agent()
+    Run.objects.bulk_create([Run(task=task, agent=base, owner=researcher, method="m") for _ in range(PAGE_SIZE)])
+    first = make_run(owner=researcher, task=task, status=Run.Status.FAILED)
+    progress.step_append(
+        run=first, thought="DISCUSSION\nlook", action="ls\n", observation="zebra stripes", publish=False
+    )
+    second = make_run(owner=researcher, task=task, status=Run.Status.FAILED)
+    progress.step_append(run=second, thought="look", action="ls -la\n", observation="no match", publish=False)
+    context = signed_in(browser_page, live_url, researcher)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+
+    page.goto(f"{live_url}/runs/")
+    assert page.locator("#page-label").inner_text() == "Page 1 of 2"
+    page.get_by_role("link", name="Next ›").click()
+    page.wait_for_url("**/runs/?page=2")
+    assert page.locator("#runs tbody tr").count() == 2
+
+    page.goto(f"{live_url}/runs/")
+    page.select_option("#id_status", "failed")
+    page.get_by_role("button", name="Apply").click()
+    page.wait_for_url("**status=failed**")
+    assert page.locator("#runs tbody tr").count() == 2
+    assert page.locator("#id_status").input_value() == "failed"  # the filter stays in the URL and the form
+
+    page.fill("#id_q", "zebra")
+    page.get_by_role("button", name="Apply").click()
+    page.wait_for_url("**q=zebra**")
+    assert "status=failed" in page.url
+    assert page.locator("#runs tbody tr").count() == 1
+    page.locator("#runs tbody a").first.click()
+    page.wait_for_url(f"**/runs/{first.code}/?q=zebra#step-1")
+    page.wait_for_selector("#step-1.current")
+    assert page.locator("#step-search").input_value() == "zebra"
+    assert page.locator("#search-count").inner_text() == "1 matching step(s)"
+    assert page.locator("#step-1 .thought").inner_text() == "look"  # the DISCUSSION keyword is gone
+
+    page.goto(f"{live_url}/runs/?status=failed")
+    for run in (first, second):
+        page.locator(f'input[name="run"][value="{run.code}"]').check()
+    page.get_by_role("button", name="Compare two runs").click()
+    page.wait_for_url("**/runs/compare/?run=*")
+    assert "1 with different actions" in page.locator("#compare-summary").inner_text()
+    page.get_by_role("link", name="First divergence").click()
+    assert page.url.endswith("#row-0")
+    assert errors == []
+    context.close()
+
+
+def test_it_adds_a_note_to_a_step_and_shows_it_to_a_viewer(live_url, browser_page, researcher, other_researcher):
+    from benchmark.runs import progress
+    from benchmark.runs.services import run_share
+    from tests.benchmark.runs_support import make_run
+
+    run = make_run(owner=researcher, status=Run.Status.FINISHED)
+    progress.step_append(run=run, thought="t", action="ls\n", observation="a", publish=False)
+    progress.step_append(run=run, thought="t", action="cat a\n", observation="b", publish=False)
+    run_share(run=run, user=other_researcher)
+    context = signed_in(browser_page, live_url, researcher)
+    page = context.new_page()
+    page.goto(f"{live_url}/runs/{run.code}/")
+    page.locator("#step-2 .note-form summary").click()
+    page.locator("#step-2 .note-form textarea").fill("the cat was wrong")
+    page.locator("#step-2 .note-form input[name=tags]").fill("bug")
+    page.locator("#step-2 .note-form button").click()
+    page.wait_for_url(f"**/runs/{run.code}/#step-2")
+    assert page.locator("#step-2 .note-body").inner_text() == "the cat was wrong"
+    assert page.locator("#step-2 .note-tag").inner_text() == "bug"
+    assert page.locator("#step-1 .note").count() == 0
+    viewer = signed_in(browser_page, live_url, other_researcher).new_page()
+    viewer.goto(f"{live_url}/runs/{run.code}/")
+    assert viewer.locator("#step-2 .note-body").inner_text() == "the cat was wrong"
+    assert viewer.locator("#step-2 .note-delete").count() == 0  # only its author, the owner or an admin
+    page.locator("#step-2 .note-delete").click()
+    page.wait_for_url(f"**/runs/{run.code}/#step-2")
+    assert page.locator("#step-2 .note").count() == 0
+    context.close()
+
+
+def test_it_refreshes_the_whole_header_when_a_live_run_ends(live_url, browser_page, researcher, redis_client):
+    from django.utils import timezone
+
+    from benchmark.runs import progress
+    from benchmark.runs.services import run_cancel
+    from benchmark.tasks.evaluation import ScoreResult
+    from tests.benchmark.runs_support import make_run
+
+    run = make_run(owner=researcher, status=Run.Status.RUNNING, started_at=timezone.now())
+    context = signed_in(browser_page, live_url, researcher)
+    page = context.new_page()
+    page.goto(f"{live_url}/runs/{run.code}/")
+    page.wait_for_function("document.getElementById('live-state').textContent === 'live'", timeout=10_000)
+    assert page.locator("#cancel-form").count() == 1
+    error = "Traceback: evaluate.py failed: no submission.csv"
+    progress.step_append(
+        run=run,
+        thought="DISCUSSION\nvalidate now",
+        action="validate\n",
+        observation=f"Validation failed.\n{error}\n",
+        score_kind="validate",
+        score=ScoreResult(split="dev", error=error),
+    )
+    progress.step_append(
+        run=run,
+        thought="again",
+        action="validate\n",
+        observation="Your score: 2.5699052132701423",
+        score_kind="validate",
+        score=ScoreResult(split="dev", metrics={"Score": 2.5699052132701423}, primary=2.5699052132701423),
+    )
+    page.wait_for_selector("#step-2")
+    assert page.locator("#step-1").inner_text().count(error) == 1  # the failed validate, once
+    assert page.locator("#step-1 .thought").inner_text() == "validate now"
+    assert page.locator("#step-2 .badge").first.inner_text() == "validate: 2.5699"
+    page.wait_for_selector("#score-chart circle.score-point")  # the curve grows live
+    assert run_cancel(run=run)
+    page.wait_for_function("document.getElementById('live-state').textContent === 'cancelled'", timeout=10_000)
+    assert page.locator("#run-status").inner_text() == "cancelled"
+    assert page.locator("#cancel-form").count() == 0
+    assert page.locator("#run-best").inner_text() == "2.5699"
+    assert page.locator("#run-best").get_attribute("title") == "2.5699052132701423"
+    wall = page.locator("#run-wall").inner_text()
+    run.refresh_from_db()
+    assert wall == f"{run.wall_time:.1f} s"
+    page.wait_for_timeout(1500)
+    assert page.locator("#run-wall").inner_text() == wall  # final: it no longer counts on
+    context.close()

@@ -162,6 +162,10 @@ def test_it_launches_one_job_per_run_after_commit(
     assert response.status_code == 302
     runs = Run.objects.filter(owner=researcher)
     assert runs.count() == 3 == queue.count
+    # Several runs: the list of exactly these (their launch group), not the generic list.
+    assert response["Location"] == f"/runs/?group={runs.first().group.code}"
+    landing = client_for(researcher).get(response["Location"]).content.decode()
+    assert 'id="group-banner"' in landing and landing.count('name="run" value=') == 3
     assert {r.params["max_steps"] for r in runs} == {5} and runs.first().agent.kind == AgentConfig.Kind.BASELINE
     # Its own name: "baseline" is the leaderboards' reference row (the task's computed score).
     assert {r.method for r in runs} == {"starter-code"} and runs.first().agent.name == "starter-code"

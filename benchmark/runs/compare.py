@@ -1,0 +1,144 @@
+"""Two runs side by side: their facts, and their steps aligned with the actions that diverge.
+
+Runs on the same task are aligned by step index. A replay and its original (or any two runs whose
+actions were the same sequence with insertions) are aligned by action, so a step the replay
+skipped does not shift every later row.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchmark.models import Run, Score, Step
+from benchmark.templatetags.run_numbers import score_text
+
+BY_STEP = "step"
+BY_ACTION = "action"
+
+
+@dataclass
+class Side:
+    index: int
+    action: str
+    observation_hash: int
+    score: str
+
+
+@dataclass
+class Row:
+    a: Side | None
+    b: Side | None
+    same_action: bool
+    same_output: bool
+    diff: str = ""
+
+
+@dataclass
+class Comparison:
+    mode: str
+    rows: list[Row]
+    facts: list[tuple[str, str, str]]
+    first_divergence: int | None  # position in rows of the first row whose actions differ
+    differing: int = 0
+    series: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _sides(run: Run) -> list[Side]:
+    scores: dict[int, Score] = {}
+    for score in Score.objects.filter(run=run, step__isnull=False).order_by("id"):
+        scores[score.step_id] = score
+    sides = []
+    for step in Step.objects.filter(run=run).order_by("index").only("id", "index", "action", "observation"):
+        score = scores.get(step.pk)
+        chip = ""
+        if score is not None:
+            chip = f"{score.kind}: " + ("failed" if score.error else score_text(score.primary))
+        sides.append(Side(step.index, step.action, hash(step.observation), chip))
+    return sides
+
+
+def _pairs(a: list[Side], b: list[Side], mode: str) -> list[tuple[Side | None, Side | None]]:
+    if mode == BY_STEP:
+        by_index = {side.index: side for side in b}
+        indexes = sorted({side.index for side in a} | set(by_index))
+        first = {side.index: side for side in a}
+        return [(first.get(i), by_index.get(i)) for i in indexes]
+    matcher = difflib.SequenceMatcher(None, [s.action for s in a], [s.action for s in b], autojunk=False)
+    pairs: list[tuple[Side | None, Side | None]] = []
+    for _tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        left, right = a[i1:i2], b[j1:j2]
+        for k in range(max(len(left), len(right))):
+            pairs.append((left[k] if k < len(left) else None, right[k] if k < len(right) else None))
+    return pairs
+
+
+def _limits(run: Run) -> str:
+    params = run.params or {}
+    parts = [f"{params['max_steps']} steps" if params.get("max_steps") else f"{run.agent.max_steps} steps (agent)"]
+    if params.get("cost_limit") is not None:
+        parts.append(f"${params['cost_limit']}")
+    if params.get("command_timeout"):
+        parts.append(f"{params['command_timeout']} s/command")
+    return " · ".join(parts)
+
+
+def _facts(a: Run, b: Run) -> list[tuple[str, str, str]]:
+    def both(label: str, get: Any) -> tuple[str, str, str]:
+        return (label, str(get(a)), str(get(b)))
+
+    def cost(run: Run) -> str:
+        return "unknown" if "cost" in ((run.params or {}).get("unknown") or ()) else f"${run.cost:.4f}"
+
+    return [
+        both("Task", lambda r: f"{r.task.title} ({r.task.slug})"),
+        both("Agent / model", lambda r: r.agent.model or r.agent.name),
+        both("Source", lambda r: r.get_source_display()),
+        both("Status", lambda r: r.get_status_display()),
+        both("Exit status", lambda r: r.exit_status or "–"),
+        both("Steps", lambda r: r.step_count),
+        both("Best attempt", lambda r: score_text(r.best_attempt)),
+        both("Submission", lambda r: score_text(r.best_submission)),
+        both("Cost", cost),
+        both("Tokens in / out", lambda r: f"{r.tokens_sent} / {r.tokens_received}"),
+        both("API calls", lambda r: r.api_calls),
+        both("Limits", _limits),
+        both("Wall time", lambda r: "–" if r.wall_time is None else f"{r.wall_time:.1f} s"),
+    ]
+
+
+def score_series(run: Run, label: str) -> dict[str, Any]:
+    """The run's scores over steps, for the chart: validate and submit scores with a value."""
+    points = (
+        Score.objects.filter(run=run, step__isnull=False, primary__isnull=False, error="")
+        .order_by("step__index")
+        .values_list("step__index", "primary", "kind")
+    )
+    return {"label": label, "points": [[index, value, kind] for index, value, kind in points]}
+
+
+def runs_compare(a: Run, b: Run) -> Comparison:
+    related = a.replay_of_id == b.pk or b.replay_of_id == a.pk
+    mode = BY_ACTION if related else BY_STEP
+    rows = []
+    for left, right in _pairs(_sides(a), _sides(b), mode):
+        same_action = left is not None and right is not None and left.action == right.action
+        same_output = same_action and left.observation_hash == right.observation_hash
+        diff = ""
+        if left is not None and right is not None and not same_action:
+            diff = "\n".join(
+                difflib.unified_diff(
+                    left.action.splitlines(), right.action.splitlines(), "run A", "run B", lineterm="", n=1
+                )
+            )
+        rows.append(Row(left, right, same_action, same_output, diff))
+    differing = [i for i, row in enumerate(rows) if not row.same_action]
+    return Comparison(
+        mode=mode,
+        rows=rows,
+        facts=_facts(a, b),
+        first_divergence=differing[0] if differing else None,
+        differing=len(differing),
+        series=[score_series(a, "run A"), score_series(b, "run B")],
+    )

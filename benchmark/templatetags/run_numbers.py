@@ -1,0 +1,33 @@
+"""Numbers on run pages: scores rounded for reading, the exact value kept for the hover title."""
+
+from __future__ import annotations
+
+import math
+
+from django import template
+from django.utils.html import format_html
+
+register = template.Library()
+
+
+def score_text(value: float | None) -> str:
+    """Four decimals for |x| >= 1, four significant digits below; trailing zeros dropped.
+
+    static/js/run.js formats live updates with the same rule (formatScore)."""
+    if value is None:
+        return "–"
+    if not math.isfinite(value):
+        return str(value)
+    if value == 0:
+        return "0"
+    decimals = 4 if abs(value) >= 1 else min(12, 3 - math.floor(math.log10(abs(value))))
+    text = f"{value:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+@register.filter
+def score(value: float | None) -> str:
+    """A rounded score inside a span whose title is the exact value."""
+    if value is None:
+        return "–"
+    return format_html('<span title="{}">{}</span>', repr(float(value)), score_text(value))

@@ -1,0 +1,56 @@
+// Score over steps, as a small SVG line chart (no plotly: a few dozen points do not need 3 MB).
+// Series come from a json_script #score-series: [{label, points: [[step, value, kind], ...]}].
+// window.scoreChart(container, series) redraws, so the run page can add live points.
+(function () {
+  "use strict";
+  const NS = "http://www.w3.org/2000/svg";
+  const COLOURS = ["#2458c6", "#c25b00"];
+  const W = 640, H = 220, PAD = { left: 56, right: 12, top: 12, bottom: 28 };
+
+  function node(tag, attrs, text) {
+    const n = document.createElementNS(NS, tag);
+    for (const key in attrs) n.setAttribute(key, attrs[key]);
+    if (text !== undefined) n.textContent = text;
+    return n;
+  }
+
+  function short(value) {
+    const abs = Math.abs(value);
+    return abs >= 1000 || (abs > 0 && abs < 0.001) ? value.toExponential(2) : String(Number(value.toPrecision(4)));
+  }
+
+  function draw(container, series) {
+    container.textContent = "";
+    const all = series.flatMap((s) => s.points);
+    if (!all.length) { container.appendChild(document.createTextNode(container.dataset.empty || "No scored step yet.")); return; }
+    const xs = all.map((p) => p[0]), ys = all.map((p) => p[1]);
+    let [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
+    if (x0 === x1) { x0 -= 1; x1 += 1; }
+    if (y0 === y1) { const d = Math.abs(y0) * 0.1 || 1; y0 -= d; y1 += d; }
+    const sx = (x) => PAD.left + ((x - x0) / (x1 - x0)) * (W - PAD.left - PAD.right);
+    const sy = (y) => H - PAD.bottom - ((y - y0) / (y1 - y0)) * (H - PAD.top - PAD.bottom);
+    const svg = node("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "score over steps", class: "score-svg" });
+    svg.appendChild(node("line", { x1: PAD.left, y1: H - PAD.bottom, x2: W - PAD.right, y2: H - PAD.bottom, stroke: "#999" }));
+    svg.appendChild(node("line", { x1: PAD.left, y1: PAD.top, x2: PAD.left, y2: H - PAD.bottom, stroke: "#999" }));
+    [y0, (y0 + y1) / 2, y1].forEach((y) => svg.appendChild(node("text", { x: PAD.left - 4, y: sy(y) + 4, "text-anchor": "end", "font-size": 11 }, short(y))));
+    [x0, x1].forEach((x) => svg.appendChild(node("text", { x: sx(x), y: H - 8, "text-anchor": "middle", "font-size": 11 }, "step " + Math.round(x))));
+    series.forEach((s, i) => {
+      const colour = COLOURS[i % COLOURS.length];
+      if (s.points.length > 1) {
+        svg.appendChild(node("polyline", { points: s.points.map((p) => sx(p[0]) + "," + sy(p[1])).join(" "), fill: "none", stroke: colour, "stroke-width": 2 }));
+      }
+      s.points.forEach((p) => {
+        const dot = node("circle", { cx: sx(p[0]), cy: sy(p[1]), r: p[2] === "submit" ? 5 : 3.5, fill: colour, class: "score-point" });
+        dot.appendChild(node("title", {}, `${s.label} · step ${p[0]} · ${p[2]}: ${p[1]}`));
+        svg.appendChild(dot);
+      });
+      if (series.length > 1) svg.appendChild(node("text", { x: PAD.left + 8 + i * 90, y: PAD.top + 10, fill: colour, "font-size": 12 }, s.label));
+    });
+    container.appendChild(svg);
+  }
+
+  window.scoreChart = draw;
+  const container = document.getElementById("score-chart");
+  const data = document.getElementById("score-series");
+  if (container && data) draw(container, JSON.parse(data.textContent));
+})();
