@@ -14,7 +14,7 @@ time; no model). Step contents are real MLGym steps when MLGYM_DIR points at the
 `--runs` measures fan-out instead (issue 20): 200 viewers on one run, and 500 viewers spread over
 20 live runs (25 each, every run getting a step per round, as concurrent runs do), each through
 the real app (encode once: the step's stored JSON text is relayed as it is) and through the old
-relay (bench/legacy_stream.py, a second daphne: every consumer encodes the step dict itself), the
+relay (bench/support/legacy_stream.py, a second daphne: every consumer encodes the step dict itself), the
 two taking turns in this one run. Printed: p50/p99/max commit -> receipt latency and how many
 deliveries never arrived (each step waits at most 5 s for every viewer).
 """
@@ -272,7 +272,7 @@ def fanout(
     Both variants store the step's text when appending (one json.dumps in the appender, ~0.1 ms),
     so the old path is charged that one encoding too; the difference measured is the relay's.
     """
-    from bench.legacy_stream import legacy_publish
+    from bench.support.legacy_stream import legacy_publish
     from benchmark.runs.progress import step_append
 
     live = [make_run(owner) for _ in range(runs)]
@@ -308,7 +308,7 @@ def fanout_report(
     ]
     variants = [
         ("encode once", "config.asgi:application", False),
-        ("encode per viewer (old)", "bench.legacy_stream:application", True),
+        ("encode per viewer (old)", "bench.support.legacy_stream:application", True),
     ]
     servers = {label: start_daphne(env, app) for label, app, _ in variants}
     results: dict[tuple[str, str], tuple[list[float], int]] = {}

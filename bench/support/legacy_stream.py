@@ -2,7 +2,7 @@
 
 Every consumer received the step as a dict and encoded it to JSON itself (`send_json`), once per
 viewer; the catch-up read whole rows and encoded them per viewer too. Served by a daphne process
-of its own (`daphne bench.legacy_stream:application`), beside the real app, so that both paths are
+of its own (`daphne bench.support.legacy_stream:application`), beside the real app, so that both paths are
 measured in one run on the same machine, channel layer and database. Not used by the platform.
 """
 
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 from django.core.asgi import get_asgi_application  # noqa: E402
