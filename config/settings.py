@@ -50,8 +50,10 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 SITE_URL = env_url("SITE_URL", "http://127.0.0.1:8000", schemes=("http", "https"))
 
+# No "daphne" app: it only swaps in an ASGI `runserver`, and as an app it loads Twisted and OpenSSL
+# into every process (~25 MB and ~0.5 s of start per worker and sweeper; issue 20). The web
+# processes run `python -m daphne` (scripts/up.py), the browser tests daphne.server directly.
 INSTALLED_APPS = [
-    "daphne",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",

@@ -3,7 +3,8 @@
 Every web process, worker and the housekeeping sweeper runs `django.setup()` and the system checks
 (which import the URL configuration); workers then import the job modules, housekeeping the sweep
 commands. None of that may load the LLM SDKs or the statistics stack: those weigh ~120 MB and
-seconds of start time per process, and only a model call or an agreement analysis needs them.
+seconds of start time per process, and only a model call or an agreement analysis needs them; nor
+Twisted (~25 MB), which only the daphne web server needs.
 Checked in a fresh interpreter, since this test process has imported everything long ago.
 """
 
@@ -17,7 +18,8 @@ from pathlib import Path
 
 BASE = Path(__file__).resolve().parents[2]
 
-HEAVY = ("anthropic", "openai", "scipy", "pandas", "pingouin", "plotly")
+# twisted: the web server's (daphne), never a worker's or the URL conf's.
+HEAVY = ("anthropic", "openai", "scipy", "pandas", "pingouin", "plotly", "twisted")
 
 # What the long-running processes import: the URL conf and the ASGI app (web), the job modules
 # RQ imports by dotted path (workers), the sweep commands (housekeeping).
