@@ -16,8 +16,8 @@ were before issue 20's lazy imports, pass `--old <commit before them>`.
 First, one Django process on its own (no platform needed): RSS after `django.setup()` and the
 system checks (which import the URL conf, as every command's start does), and the start time of
 `manage.py help` and `manage.py check`, lazy (this checkout) beside eager (this checkout with the
-packages a process used to pull in imported first: the LLM SDKs at setup, scipy.stats with the
-checks), medians of --rounds, taking turns. `--process-only` stops after that.
+packages a process used to pull in imported first: the LLM SDKs and Twisted at setup, scipy.stats
+with the checks), medians of --rounds, taking turns. `--process-only` stops after that.
 """
 
 from __future__ import annotations
@@ -219,11 +219,12 @@ def measure_start_times(layouts: list[Layout], *, rounds: int) -> None:
 
 
 # What a process imported before issue 20, imported first by the "eager" variant: django.setup()
-# already loaded the SDKs (the admin -> benchmark.llm -> client -> providers); the system checks,
-# through the URL conf and the agreement views, scipy.stats. `help` runs no checks.
-EAGER_SETUP = ("anthropic", "openai")
+# already loaded the SDKs (the admin -> benchmark.llm -> client -> providers) and Twisted (the
+# "daphne" app); the system checks, through the URL conf and the agreement views, scipy.stats.
+# `help` runs no checks.
+EAGER_SETUP = ("anthropic", "openai", "daphne.server")
 EAGER_CHECKS = (*EAGER_SETUP, "scipy.stats")
-HEAVY = ("anthropic", "openai", "scipy", "pandas", "pingouin", "plotly", "numpy")
+HEAVY = ("anthropic", "openai", "scipy", "pandas", "pingouin", "plotly", "numpy", "twisted")
 
 PROCESS_PROBE = """
 import importlib, json, sys
