@@ -1,6 +1,6 @@
 """Footprint of `make up`: resident memory of each process at idle and after a run, start times.
 
-    python bench/footprint.py [--old REF] [--no-old] [--idle 10] [--rounds 5]
+    python bench/footprint.py [--old REF] [--no-old] [--idle 10] [--rounds 5] [--process-only]
 
 Starts `scripts/up.py` of this checkout, then of the old process layout (REF, default: the commit
 before `make up` ran one housekeeping process instead of three reapers, checked out in a temporary
@@ -10,15 +10,23 @@ forked or mapped processes have in common fairly, so it adds up), at idle and af
 agent run, and the start time of `manage.py help` and of an RQ worker (from its spawn to "Listening on
 <queue>", which RQ logs once registered), medians of --rounds with the layouts taking turns.
 Goals (issue 20): <= 800 MB in all at idle, a command starting in <= 1 s. Both layouts are
-measured in this one run on this machine; the imports that make each process heavy are the
-subject of issue 20's lazy-import work, which this layout change does not touch.
+measured in this one run on this machine. To compare with the process layout and imports as they
+were before issue 20's lazy imports, pass `--old <commit before them>`.
+
+First, one Django process on its own (no platform needed): RSS after `django.setup()` and the
+system checks (which import the URL conf, as every command's start does), and the start time of
+`manage.py help` and `manage.py check`, lazy (this checkout) beside eager (this checkout with the
+packages a process used to pull in imported first: the LLM SDKs and Twisted at setup, scipy.stats
+with the checks), medians of --rounds, taking turns. `--process-only` stops after that.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -210,6 +218,83 @@ def measure_start_times(layouts: list[Layout], *, rounds: int) -> None:
         shutil.rmtree(var, ignore_errors=True)
 
 
+# What a process imported before issue 20, imported first by the "eager" variant: django.setup()
+# already loaded the SDKs (the admin -> benchmark.llm -> client -> providers) and Twisted (the
+# "daphne" app); the system checks, through the URL conf and the agreement views, scipy.stats.
+# `help` runs no checks.
+EAGER_SETUP = ("anthropic", "openai", "daphne.server")
+EAGER_CHECKS = (*EAGER_SETUP, "scipy.stats")
+HEAVY = ("anthropic", "openai", "scipy", "pandas", "pingouin", "plotly", "numpy", "twisted")
+
+PROCESS_PROBE = """
+import importlib, json, sys
+for name in sys.argv[1].split(",") if sys.argv[1] else ():
+    importlib.import_module(name)
+import django
+django.setup()
+from django.core.management import call_command
+call_command("check", verbosity=0)
+rss = [l for l in open("/proc/self/status") if l.startswith("VmRSS:")][0].split()[1]
+heavy = sorted({m.split(".")[0] for m in sys.modules} & set(sys.argv[2].split(",")))
+print(json.dumps({"rss_mb": int(rss) / 1024, "heavy": heavy}))
+"""
+
+# manage.py as it is, with the eager imports done first when asked (argv[1]: comma-separated modules).
+MANAGE_EAGER = """
+import importlib, runpy, sys
+for name in sys.argv[1].split(",") if sys.argv[1] else ():
+    importlib.import_module(name)
+sys.argv = ["manage.py", *sys.argv[2:]]
+runpy.run_path("manage.py", run_name="__main__")
+"""
+
+
+def measure_process(*, rounds: int) -> None:
+    var = Path(tempfile.mkdtemp(prefix="referee-footprint-process-"))
+    env = {**os.environ, "REFEREE_VAR_DIR": str(var), "DJANGO_SETTINGS_MODULE": "config.settings"}
+    variants = {"lazy (this checkout)": False, "eager (as before issue 20)": True}
+    rss: dict[str, list[float]] = defaultdict(list)
+    heavy: dict[str, list[str]] = {}
+    times: dict[tuple[str, str], list[float]] = defaultdict(list)
+    cpu: dict[tuple[str, str], list[float]] = defaultdict(list)  # CPU seconds: what the machine's load does not inflate
+    try:
+        subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=BASE, env=env, check=True)
+        for _ in range(rounds):
+            for label, is_eager in variants.items():
+                eager = {
+                    command: ",".join(mods) if is_eager else ""
+                    for command, mods in (("help", EAGER_SETUP), ("check", EAGER_CHECKS))
+                }
+                out = subprocess.run(
+                    [sys.executable, "-c", PROCESS_PROBE, eager["check"], ",".join(HEAVY)],
+                    cwd=BASE,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout
+                probe = json.loads(out.strip().splitlines()[-1])
+                rss[label].append(probe["rss_mb"])
+                heavy[label] = probe["heavy"]
+                for command in ("help", "check"):
+                    cmd = [sys.executable, "-c", MANAGE_EAGER, eager[command], command]
+                    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    times[(label, command)].append(timed(cmd, cwd=BASE, env=env))
+                    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    cpu[(label, command)].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    finally:
+        shutil.rmtree(var, ignore_errors=True)
+    print(f"\none Django process after setup + checks, medians of {rounds} (goal: command start <= {GOAL_START_S:g} s)")
+    print("(wall seconds, and CPU seconds in brackets: a loaded machine stretches the first, not the second)")
+    print(f"{'variant':<36}{'RSS MB':>8}{'help s (cpu)':>18}{'check s (cpu)':>18}  heavy packages loaded")
+    for label in variants:
+        row = f"{label:<36}{statistics.median(rss[label]):>8.0f}"
+        for command in ("help", "check"):
+            wall, used = statistics.median(times[(label, command)]), statistics.median(cpu[(label, command)])
+            row += f"{f'{wall:.2f} ({used:.2f})':>18}"
+        print(f"{row}  {', '.join(heavy[label]) or '-'}")
+
+
 def old_ref() -> str:
     """The parent of the commit that replaced the three reaper processes by `housekeeping`."""
     removal = subprocess.run(
@@ -276,8 +361,12 @@ def main() -> None:
     parser.add_argument("--no-old", action="store_true", help="measure this checkout only")
     parser.add_argument("--idle", type=float, default=10.0, help="seconds to let the platform settle first")
     parser.add_argument("--rounds", type=int, default=5, help="start-time samples per command and layout")
+    parser.add_argument("--process-only", action="store_true", help="only the one-process lazy vs eager comparison")
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at start")
+    measure_process(rounds=args.rounds)
+    if args.process_only:
+        return
     layouts = [measure_layout("new", BASE, idle_s=args.idle)]
     where = None
     try:

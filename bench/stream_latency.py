@@ -1,6 +1,7 @@
 """Step commit -> websocket receipt latency, append cost vs trajectory length, harness overhead.
 
     python bench/stream_latency.py [--steps 200] [--viewers 1,50] [--long 1000]
+    python bench/stream_latency.py --runs [--fanout-steps 50] [--rounds 1]
 
 Starts its own Redis and a daphne process (the real ASGI app) on a throwaway SQLite database,
 connects N websocket viewers to one run, appends steps the way the run worker does
@@ -9,6 +10,13 @@ start of the append to its arrival at every viewer. In the same run it measures 
 appending step ~10 vs step ~1,000 beside MLGym's way (rewriting the whole trajectory JSON after
 each step), and the harness overhead per agent step in a real sandbox (wall time minus command
 time; no model). Step contents are real MLGym steps when MLGYM_DIR points at the released data.
+
+`--runs` measures fan-out instead (issue 20): 200 viewers on one run, and 500 viewers spread over
+20 live runs (25 each, every run getting a step per round, as concurrent runs do), each through
+the real app (encode once: the step's stored JSON text is relayed as it is) and through the old
+relay (bench/support/legacy_stream.py, a second daphne: every consumer encodes the step dict itself), the
+two taking turns in this one run. Printed: p50/p99/max commit -> receipt latency and how many
+deliveries never arrived (each step waits at most 5 s for every viewer).
 """
 
 from __future__ import annotations
@@ -65,7 +73,7 @@ def setup() -> tuple[dict[str, str], list]:
     return env, [redis]
 
 
-def start_daphne(env: dict[str, str]) -> tuple[subprocess.Popen, int]:
+def start_daphne(env: dict[str, str], app: str = "config.asgi:application") -> tuple[subprocess.Popen, int]:
     from config.redis_server import free_port, port_open
 
     port = free_port()
@@ -80,7 +88,7 @@ def start_daphne(env: dict[str, str]) -> tuple[subprocess.Popen, int]:
             "127.0.0.1",
             "-p",
             str(port),
-            "config.asgi:application",
+            app,
         ],
         cwd=BASE,
         env=env,
@@ -192,8 +200,10 @@ class Viewers:
         self.ready = threading.Event()
         self.opened = 0
         self.lock = threading.Lock()
-        self.clients = [WebSocketViewer(port=port, path=f"/ws/runs/{code}/", cookie=cookie) for _ in range(count)]
-        for slot, client in enumerate(self.clients):
+        self.clients = []
+        for slot in range(count):  # each reads at once: a socket left unread misses daphne's pings and is closed
+            client = WebSocketViewer(port=port, path=f"/ws/runs/{code}/", cookie=cookie)
+            self.clients.append(client)
             threading.Thread(target=self._view, args=(slot, client), daemon=True).start()
 
     def _view(self, slot: int, client: WebSocketViewer) -> None:
@@ -251,6 +261,84 @@ def latency(
     clients.close()
     late = sum(1 for got in clients.received for i in started if i not in got)
     return [got[i] - started[i] for got in clients.received for i in started if i in got], late
+
+
+def fanout(
+    *, port: int, owner, cookie: str, runs: int, per_run: int, steps: int, contents: list[dict[str, str]], legacy: bool
+) -> tuple[list[float], int]:
+    """`per_run` viewers on each of `runs` runs; `steps` rounds, each appending one step to every run.
+
+    legacy: publish what the old step_append did (the payload dict) to the old relay's viewers.
+    Both variants store the step's text when appending (one json.dumps in the appender, ~0.1 ms),
+    so the old path is charged that one encoding too; the difference measured is the relay's.
+    """
+    from bench.support.legacy_stream import legacy_publish
+    from benchmark.runs.progress import step_append
+
+    live = [make_run(owner) for _ in range(runs)]
+    groups = [Viewers(port=port, code=str(run.code), cookie=cookie, count=per_run) for run in live]
+    for clients in groups:
+        if not clients.ready.wait(60):
+            raise SystemExit("viewers did not connect")
+    started: list[dict[int, float]] = [{} for _ in live]
+    for n in range(steps):
+        for slot, run in enumerate(live):
+            content = contents[(n * runs + slot) % len(contents)]
+            started[slot][run.step_count + 1] = time.perf_counter()
+            step = step_append(run=run, **content, publish=not legacy)
+            if legacy:
+                legacy_publish(run, step)
+        for run, clients in zip(live, groups, strict=True):
+            clients.wait_for(run.step_count)  # one step per run in flight at a time
+        time.sleep(0.005)
+    values, lost = [], 0
+    for clients, times in zip(groups, started, strict=True):
+        clients.close()
+        values += [got[i] - times[i] for got in clients.received for i in times if i in got]
+        lost += sum(1 for got in clients.received for i in times if i not in got)
+    return values, lost
+
+
+def fanout_report(
+    *, env: dict[str, str], owner, cookie: str, contents: list[dict[str, str]], steps: int, rounds: int
+) -> None:
+    scenarios = [
+        ("200 viewers on 1 run", 1, 200, "p99 <= 100 ms"),
+        ("500 viewers over 20 runs", 20, 25, "p99 <= 150 ms"),
+    ]
+    variants = [
+        ("encode once", "config.asgi:application", False),
+        ("encode per viewer (old)", "bench.support.legacy_stream:application", True),
+    ]
+    servers = {label: start_daphne(env, app) for label, app, _ in variants}
+    results: dict[tuple[str, str], tuple[list[float], int]] = {}
+    try:
+        for _ in range(rounds):
+            for name, runs, per_run, _goal in scenarios:
+                for label, _app, legacy in variants:  # taking turns, so the machine's load weighs on both
+                    print(f"  .. {name}, {label}", flush=True)
+                    values, lost = fanout(
+                        port=servers[label][1], owner=owner, cookie=cookie, runs=runs, per_run=per_run,
+                        steps=steps, contents=contents, legacy=legacy,
+                    )  # fmt: skip
+                    kept, missing = results.get((name, label), ([], 0))
+                    results[(name, label)] = (kept + values, missing + lost)
+    finally:
+        for proc, _port in servers.values():
+            proc.terminate()
+            proc.wait(timeout=10)
+    print()
+    for name, _runs, _per_run, goal in scenarios:
+        print(f"  {name} (goal {goal}, nothing missing):")
+        for label, _app, _legacy in variants:
+            values, lost = results[(name, label)]
+            if not values:
+                print(f"    {label:<24} nothing arrived ({lost} missing)")
+                continue
+            print(
+                f"    {label:<24} p50 {ms(percentile(values, 50)):>10}  p99 {ms(percentile(values, 99)):>10}"
+                f"  max {ms(max(values)):>10}  ({len(values)} deliveries, {lost} missing)"
+            )
 
 
 def append_cost(*, owner, contents: list[dict[str, str]], long: int, sample: int = 50) -> dict[str, float]:
@@ -322,6 +410,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--viewers", default="1,50")
     parser.add_argument("--long", type=int, default=1000)
+    parser.add_argument(
+        "--runs", action="store_true", help="fan-out: 200 viewers on 1 run, 500 over 20 runs, both relays"
+    )
+    parser.add_argument("--fanout-steps", type=int, default=50, help="--runs: steps per run")
+    parser.add_argument("--rounds", type=int, default=1, help="--runs: times each scenario and relay is measured")
     args = parser.parse_args()
 
     env, children = setup()
@@ -340,7 +433,15 @@ def main() -> None:
         size = statistics.mean(len(json.dumps(c)) for c in contents)
         print(f"step contents: {len(contents)} real MLGym steps, mean {size / 1024:.1f} KiB each")
         print(f"database: SQLite (WAL) at {settings.DATABASES['default']['NAME']}; channel layer: channels_redis")
+        print(f"machine: {os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f}")
         print()
+        if args.runs:
+            print(f"== fan-out, commit -> websocket receipt ({args.fanout_steps} steps per run, real daphne per relay)")
+            fanout_report(
+                env=env, owner=owner, cookie=cookie, contents=contents, steps=args.fanout_steps, rounds=args.rounds
+            )
+            print(f"load average {os.getloadavg()[0]:.1f} at the end")
+            return
         print(f"== cost of appending a step, median over steps 1-50 vs steps {args.long}")
         cost = append_cost(owner=owner, contents=contents, long=args.long)
         print(

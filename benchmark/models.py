@@ -7,6 +7,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from benchmark.fields import OutputJSONField, OutputTextField
 
@@ -402,7 +403,15 @@ class Step(models.Model):
     tokens_sent = models.PositiveIntegerField(default=0)
     tokens_received = models.PositiveIntegerField(default=0)
     cost = models.FloatField(default=0.0)
-    created_at = models.DateTimeField(auto_now_add=True)
+    # A default rather than auto_now_add: the recorder sets it before the INSERT, so that `wire`
+    # (encoded before the INSERT too) carries the very timestamp the row holds.
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    wire = models.TextField(
+        blank=True,
+        editable=False,
+        help_text="the step as the live stream sends it (JSON, encoded once when recorded); "
+        "empty for imported steps, which are encoded when read",
+    )
 
     class Meta:
         constraints = [

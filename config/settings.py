@@ -50,8 +50,10 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 SITE_URL = env_url("SITE_URL", "http://127.0.0.1:8000", schemes=("http", "https"))
 
+# No "daphne" app: it only swaps in an ASGI `runserver`, and as an app it loads Twisted and OpenSSL
+# into every process (~25 MB and ~0.5 s of start per worker and sweeper; issue 20). The web
+# processes run `python -m daphne` (scripts/up.py), the browser tests daphne.server directly.
 INSTALLED_APPS = [
-    "daphne",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -175,13 +177,16 @@ CACHES = {
     },
 }
 
+CHANNEL_MAX_CONNECTIONS = env_int("CHANNEL_MAX_CONNECTIONS", 1000, minimum=10, maximum=100_000)
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
         "CONFIG": {
             # redis-py 8 reads with a 5 s socket timeout by default, the same as channels_redis's 5 s
             # BZPOPMIN: an idle websocket consumer then dies with TimeoutError. Read longer than that.
-            "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
+            # redis-py 8 caps a pool at 100 connections and then raises MaxConnectionsError: hundreds of
+            # viewers connecting or leaving at once (a web process restart) need more (issue 20).
+            "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "max_connections": CHANNEL_MAX_CONNECTIONS}],
             "prefix": env_str("CHANNEL_PREFIX", "referee"),
             "capacity": 1000,
             "expiry": 60,

@@ -23,6 +23,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from benchmark.llm import ConfigurationError, LLMError, complete, parse_model
+from benchmark.llm.endpoints import connection_for
 from benchmark.models import Artifact
 from judge.models import GoldSet, JudgeConfig, JudgeExperiment, Judgment, PairwiseJudgment, Rubric
 from judge.parsing import ReplyError, extract_json, is_length_stop
@@ -252,12 +253,22 @@ def pairwise_execute(*, pair: PairwiseJudgment) -> PairwiseJudgment:
     budget = config.max_tokens or judge_max_tokens()
     cap = max(judge_max_tokens_cap(), budget)
     error, status = "", Judgment.Status.FAILED
+    try:  # the config's provider:model goes to the admin's default endpoint of that provider, as a judgment's does
+        connection, name = connection_for(endpoint=None, model=config.judge_model, user=pair.experiment.created_by)
+    except ConfigurationError as exc:
+        pair.status, pair.error, pair.finished_at = (
+            status,
+            f"the judge's endpoint cannot be used: {exc}",
+            timezone.now(),
+        )
+        pair.save()
+        return pair
     for attempt in range(1, max_attempts() + 1):
         pair.attempts = attempt
         try:
             completion = complete(
-                model=config.judge_model, system=prompt.system, messages=[{"role": "user", "content": prompt.user}],
-                temperature=config.temperature, max_tokens=budget,
+                endpoint=connection, model=name, system=prompt.system,
+                messages=[{"role": "user", "content": prompt.user}], temperature=config.temperature, max_tokens=budget,
             )  # fmt: skip
         except LLMError as exc:
             error = f"model call failed on attempt {attempt}: {type(exc).__name__}: {exc}"

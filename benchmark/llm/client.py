@@ -7,7 +7,6 @@ from typing import Any
 
 from django.conf import settings
 
-from benchmark.llm import providers
 from benchmark.llm.base import Completion, ConfigurationError, Endpoint, LLMError, Prices, bare_model
 
 
@@ -49,6 +48,10 @@ def complete(
         timeout=settings.LLM_TIMEOUT if timeout is None else timeout,
         max_retries=settings.LLM_MAX_RETRIES if max_retries is None else max_retries,
     )
+    # The SDKs weigh ~60 MB and seconds of start time: only a process that makes a call loads them
+    # (issue 20; tests/test_import_footprint.py keeps the URL conf, workers and sweepers without them).
+    from benchmark.llm import providers
+
     try:
         if endpoint.provider == "anthropic":
             completion = providers.anthropic_complete(**common)

@@ -9,15 +9,15 @@ from channels.db import database_sync_to_async
 from accounts.consumers import ACCESS_LOST, AccessGuard
 from benchmark.models import ResearchRun
 from benchmark.research.permissions import can_view_research
-from benchmark.research.progress import research_group, research_payload
+from benchmark.research.progress import research_group, research_wire
 
 
 @database_sync_to_async
-def _snapshot(user, code) -> dict | None:  # type: ignore[no-untyped-def]
+def _snapshot(user, code) -> str | None:  # type: ignore[no-untyped-def]
     run = ResearchRun.objects.filter(code=code).select_related("task").first()
     if run is None or not can_view_research(user, run):
         return None
-    return dict(research_payload(run))
+    return research_wire("snapshot", run)
 
 
 class ResearchStreamConsumer(AccessGuard):
@@ -38,11 +38,11 @@ class ResearchStreamConsumer(AccessGuard):
             await self.close(code=ACCESS_LOST)
             return
         await self.accept()
-        await self.send_json({"type": "snapshot", "run": snapshot})
+        await self.send(text_data=snapshot)
 
     def allowed(self, user: Any) -> bool:
         run = ResearchRun.objects.filter(code=self.code).first()
         return run is not None and can_view_research(user, run)
 
     async def research_update(self, message: dict) -> None:
-        await self.send_json({"type": "update", "run": message["run"]})
+        await self.send(text_data=message["wire"])  # encoded once by research_send

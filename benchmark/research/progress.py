@@ -1,7 +1,11 @@
-"""The research pipeline's use of the channel layer: one group per research run, typed payloads."""
+"""The research pipeline's use of the channel layer: one group per research run, typed payloads.
+
+An update is encoded once, here, and every viewer's socket sends that text as it is (issue 20).
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any, TypedDict
 
 from asgiref.sync import async_to_sync
@@ -79,9 +83,14 @@ def research_payload(run: ResearchRun) -> ResearchPayload:
     }
 
 
+def research_wire(kind: str, run: ResearchRun) -> str:
+    """The websocket message {"type": kind, "run": <state>}, encoded once for every viewer."""
+    return json.dumps({"type": kind, "run": research_payload(run)})
+
+
 def research_send(run: ResearchRun) -> None:
     """Publish the run's whole (small) state: five stages at most, so a viewer never needs a catch-up query."""
     layer = get_channel_layer()
     async_to_sync(layer.group_send)(
-        research_group(run.code), {"type": "research.update", "run": dict(research_payload(run))}
+        research_group(run.code), {"type": "research.update", "wire": research_wire("update", run)}
     )

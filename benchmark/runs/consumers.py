@@ -7,6 +7,9 @@ group and the user's, never per relayed step.
 Reconnect rule: the client says the last step index it holds ({"after": N}); the consumer sends
 every committed step after it from the database, then relays live steps, skipping any index it
 already sent and filling any gap from the database - so nothing is lost and nothing repeats.
+
+Steps arrive encoded (benchmark.runs.progress, "encode once"): live and caught-up steps are sent
+as the stored text, never decoded and encoded again per viewer.
 """
 
 from __future__ import annotations
@@ -60,24 +63,24 @@ class RunStreamConsumer(AccessGuard):
 
     async def _catch_up(self) -> None:
         while True:
-            steps = await database_sync_to_async(progress.steps_after)(self.run_id, self.last_sent, limit=BATCH)
-            if not steps:
+            rows = await database_sync_to_async(progress.wires_after)(self.run_id, self.last_sent, limit=BATCH)
+            if not rows:
                 return
-            await self.send_json({"type": "steps", "steps": steps})
-            self.last_sent = steps[-1]["index"]
-            if len(steps) < BATCH:
+            await self.send(text_data=progress.steps_frame([wire for _, wire in rows]))
+            self.last_sent = rows[-1][0]
+            if len(rows) < BATCH:
                 return
 
     async def run_step(self, message: dict[str, Any]) -> None:
         if self.last_sent is None:
             return  # the client's first message will read this step from the database
-        index = message["step"]["index"]
+        index = message["index"]
         if index <= self.last_sent:
             return
         if index > self.last_sent + 1:
             await self._catch_up()  # a gap (e.g. a full channel dropped messages): read it back
             return
-        await self.send_json({"type": "steps", "steps": [message["step"]]})
+        await self.send(text_data=progress.steps_frame([message["wire"]]))
         self.last_sent = index
 
     async def run_status(self, message: dict[str, Any]) -> None:

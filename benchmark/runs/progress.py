@@ -4,6 +4,10 @@ Appending a step is one INSERT (plus the Score row of a validate/submit, and one
 run's counters) and one group message to `run_<code>`; nothing ever rewrites a trajectory, so
 the cost of step 1,000 equals the cost of step 10.
 
+Encode once: a step is serialised to JSON when it is recorded and the text is stored with it
+(`Step.wire`); the group message carries that text, every viewer's socket sends it as it is, and
+the reconnect catch-up reads it back instead of encoding the row again (issue 20).
+
 Group messages go out through one event loop per process, kept in a daemon thread, so that the
 Redis connection of the channel layer is reused instead of reopened for every message
 (accounts.progress.group_send, shared with the other apps).
@@ -11,6 +15,7 @@ Redis connection of the channel layer is reused instead of reopened for every me
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import time
@@ -23,6 +28,7 @@ from django.utils import timezone
 from redis.exceptions import RedisError
 
 from accounts.progress import group_send
+from benchmark.fields import without_nul
 from benchmark.models import Run, Score, Step, Task
 
 log = logging.getLogger(__name__)
@@ -90,11 +96,51 @@ def step_payload(step: Step, score: Score | None = None) -> StepPayload:
     }
 
 
-def steps_after(run_id: int, after: int, *, limit: int | None = None) -> list[StepPayload]:
-    """Steps with index > after, in order, each with its score: the reconnect catch-up."""
-    steps = list(Step.objects.filter(run_id=run_id, index__gt=after).order_by("index")[:limit])
+def _with_scores(run_id: int, steps: Any) -> list[tuple[Step, Score | None]]:
+    steps = list(steps)
     scores = {s.step_id: s for s in Score.objects.filter(run_id=run_id, step__in=steps)} if steps else {}
-    return [step_payload(step, scores.get(step.pk)) for step in steps]
+    return [(step, scores.get(step.pk)) for step in steps]
+
+
+def steps_after(run_id: int, after: int, *, limit: int | None = None) -> list[StepPayload]:
+    """Steps with index > after, in order, each with its score (the run page's first steps)."""
+    steps = Step.objects.filter(run_id=run_id, index__gt=after).order_by("index")[:limit]
+    return [step_payload(step, score) for step, score in _with_scores(run_id, steps)]
+
+
+# -- encode once --------------------------------------------------------------------------------
+
+
+def step_wire(step: Step, score: Score | None = None) -> str:
+    """The step as every viewer receives it: JSON, encoded once. NULs are written as the database
+    stores them (benchmark.fields), so a live step and the same step read back are the same text."""
+    return json.dumps(without_nul(step_payload(step, score)))
+
+
+def steps_frame(wires: list[str]) -> str:
+    """The websocket message {"type": "steps", "steps": [...]} around already encoded steps."""
+    return '{"type": "steps", "steps": [' + ", ".join(wires) + "]}"
+
+
+def wires_after(run_id: int, after: int, *, limit: int | None = None) -> list[tuple[int, str]]:
+    """(index, encoded step) of the steps with index > after, in order: the reconnect catch-up.
+
+    Reads the stored text only; a step stored without one (imported from a file) is encoded here.
+    """
+    steps = Step.objects.filter(run_id=run_id, index__gt=after).order_by("index")
+    rows = list(steps.values_list("index", "wire")[:limit])
+    missing = [index for index, wire in rows if not wire]
+    if missing:
+        found = _with_scores(run_id, Step.objects.filter(run_id=run_id, index__in=missing))
+        encoded = {step.index: step_wire(step, score) for step, score in found}
+        rows = [(index, wire or encoded[index]) for index, wire in rows]
+    return rows
+
+
+def step_send(run: Run, step: Step) -> None:
+    """Publish a recorded step: its stored text, which consumers relay without decoding it; retried
+    while Redis is unreachable (send_retrying)."""
+    send_retrying(run_group(run.code), {"type": "run.step", "index": step.index, "wire": step.wire})
 
 
 def run_payload(run: Run) -> RunPayload:
@@ -201,7 +247,7 @@ def step_append(
     index = run.step_count + 1
     now = timezone.now()
     with transaction.atomic():
-        step = Step.objects.create(
+        step = Step(
             run=run,
             index=index,
             thought=thought,
@@ -213,6 +259,7 @@ def step_append(
             tokens_sent=tokens_sent,
             tokens_received=tokens_received,
             cost=cost,
+            created_at=now,
         )
         score_row = None
         changes: dict[str, Any] = {
@@ -224,7 +271,7 @@ def step_append(
         }
         if score_kind is not None and score is not None:
             primary = score.primary if score.primary is not None and math.isfinite(score.primary) else None
-            score_row = Score.objects.create(
+            score_row = Score(
                 run=run,
                 step=step,
                 kind=score_kind,
@@ -238,6 +285,7 @@ def step_append(
                 if score_kind == Score.Kind.SUBMIT:
                     run.best_submission = primary
                     changes["best_submission"] = primary
+        _insert(step, score_row)
         Run.objects.filter(pk=run.pk).update(**changes)
     run.step_count = index
     run.tokens_sent += tokens_sent
@@ -247,5 +295,13 @@ def step_append(
     if publish:
         # Sent after the commit: a viewer that reconnects and asks the database finds it too, and a
         # Redis outage (LiveChannelDown) leaves this step committed.
-        send_retrying(run_group(run.code), {"type": "run.step", "step": dict(step_payload(step, score_row))})
+        step_send(run, step)
     return step
+
+
+def _insert(step: Step, score: Score | None) -> None:
+    """Encode the step once, then INSERT it with its text (and its score, if it has one)."""
+    step.wire = step_wire(step, score)
+    step.save(force_insert=True)
+    if score is not None:
+        score.save(force_insert=True)

@@ -3,7 +3,7 @@ database's text-search dialect.
 
 SQLite (the default) keeps an FTS5 table `benchmark_step_fts` in step with `benchmark_step` through
 triggers; PostgreSQL has a GIN index on a `to_tsvector` expression of the same three columns
-(migration 0010_step_full_text_search creates whichever the database needs). Both tokenise
+(migration 0011_step_full_text_search creates whichever the database needs). Both tokenise
 without stemming (FTS5 `unicode61`, PostgreSQL's `simple` configuration), so a search finds the same
 words on both: every word of the query must occur in one step.
 """

@@ -30,7 +30,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
 
 from .kappa import grouped_kappa
 from .stats import Record, record
@@ -111,6 +110,8 @@ def _t_tail(
     """scipy's `ttest_1samp(d, popmean, alternative=...)` p-values for many samples given their
     means, sds and sizes: the same t statistic and t(n-1) tail, computed for all reviewers at
     once. A constant sample has no variance: its t is +/-inf, so the mean alone decides."""
+    from scipy import stats as sps
+
     with np.errstate(invalid="ignore", divide="ignore"):
         t = (mean - popmean) / (sd / np.sqrt(n))
         p = sps.t.cdf(t, n - 1) if alternative == "less" else sps.t.sf(t, n - 1)

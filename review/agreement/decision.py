@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats as sps
 
 from .stats import Z975, Record, record
 
@@ -67,6 +66,8 @@ def decision(human_mean: np.ndarray, judge: np.ndarray, threshold: float) -> Rec
 
 
 def auroc(human_mean: np.ndarray, judge: np.ndarray, threshold: float) -> Record:
+    from scipy import stats as sps
+
     ok = ~np.isnan(human_mean) & ~np.isnan(judge)
     truth = human_mean[ok] >= threshold
     score = judge[ok]

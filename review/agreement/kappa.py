@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats as sps
 
 from .stats import Record, record
 
@@ -252,6 +251,8 @@ def gwet_ac2(X: np.ndarray, scale: tuple[float, float], *, statistic: str, weigh
 
 
 def pearson(x: np.ndarray, y: np.ndarray, *, statistic: str) -> Record:
+    from scipy import stats as sps
+
     ok = ~np.isnan(x) & ~np.isnan(y)
     a, b = x[ok], y[ok]
     n = {"items": len(a)}

@@ -25,7 +25,6 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
 
 from judge.families import family_of
 from judge.leaderboard import ScoreMatrix
@@ -157,6 +156,8 @@ def length(p: Paired, lengths: np.ndarray, *, seed: int = 0) -> dict[str, Any]:
 
 
 def _diff_of_means(same: np.ndarray, other: np.ndarray, rng: np.random.Generator) -> dict[str, Any]:
+    from scipy import stats as sps
+
     same, other = same[~np.isnan(same)], other[~np.isnan(other)]
     n = {"own_family_items": len(same), "other_items": len(other)}
     if len(same) < 2 or len(other) < 2:
@@ -224,6 +225,8 @@ def self_preference_judges(m: ScoreMatrix, *, seed: int = 0) -> dict[str, Any]:
 
 def position(experiment: JudgeExperiment) -> dict[str, Any]:
     """Position consistency of a pairwise experiment."""
+    from scipy import stats as sps
+
     rows = list(experiment.pairwise.values_list("first_id", "second_id", "swapped", "status", "preferred"))
     by_pair: dict[tuple[int, int], dict[bool, str]] = defaultdict(dict)
     first_picks = decided = 0

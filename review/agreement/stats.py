@@ -26,10 +26,11 @@ import warnings
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
 
 Record = dict[str, Any]
-Z975 = float(sps.norm.ppf(0.975))
+# float(scipy.stats.norm.ppf(0.975)), written out so that importing this module does not load scipy
+# (issue 20); tests/test_import_footprint.py checks that the two agree.
+Z975 = 1.959963984540054
 
 
 def record(
@@ -141,6 +142,8 @@ def mean_record(
     **extra: Any,
 ) -> Record:
     """Mean of per-item values with a t interval, or a bootstrap one when resampling is on."""
+    from scipy import stats as sps
+
     v = values[~np.isnan(values)]
     n = {"items": len(v)}
     if len(v) < min_n:
@@ -162,6 +165,8 @@ def mean_record(
 
 def mann_whitney(hh: np.ndarray, hj: np.ndarray) -> Record:
     """The MLR-Bench test: |human-human| (first sample) vs |judge-human| differences."""
+    from scipy import stats as sps
+
     hh = hh[~np.isnan(hh)]
     hj = hj[~np.isnan(hj)]
     n = {"human_human": len(hh), "human_judge": len(hj)}
@@ -202,6 +207,8 @@ def _signed_rank_p(d: np.ndarray) -> tuple[float, float, str]:
       conditional distribution scipy's permutation fallback samples from, without sampling);
     - otherwise: scipy's normal approximation with the tie correction.
     """
+    from scipy import stats as sps
+
     n = len(d)
     ties = len(np.unique(np.abs(d))) < n
     if not ties and n <= 50:
@@ -247,6 +254,8 @@ def wilcoxon_bias(judge: np.ndarray, human_mean: np.ndarray) -> Record:
 
 def correlation(x: np.ndarray, y: np.ndarray, kind: str) -> Record:
     """Spearman rho or Kendall tau-b with a Fisher-z interval."""
+    from scipy import stats as sps
+
     a, b = _clean(x, y)
     n = {"items": len(a)}
     need = 4 if kind == "spearman" else 5
@@ -334,6 +343,8 @@ def krippendorff_alpha(matrix: np.ndarray, level: str) -> Record:
 
 def icc(matrix: np.ndarray, form: str) -> Record:
     """ICC(1,1) or ICC(2,1) on complete rows of an (items, raters) matrix."""
+    from scipy import stats as sps
+
     name = {"1,1": "icc_1_1", "2,1": "icc_2_1"}[form]
     X = np.asarray(matrix, dtype=float)
     X = X[~np.any(np.isnan(X), axis=1)]
@@ -407,6 +418,8 @@ def icc(matrix: np.ndarray, form: str) -> Record:
 
 def tost(values: np.ndarray, margin: float, alpha: float = 0.05) -> Record:
     """Two one-sided t tests that the mean of `values` lies within (-margin, +margin)."""
+    from scipy import stats as sps
+
     v = values[~np.isnan(values)]
     n = {"items": len(v)}
     name = "tost_equivalence"
@@ -461,6 +474,8 @@ def holm(pvalues: np.ndarray) -> np.ndarray:
 
 def system_means(human_mean: np.ndarray, judge: np.ndarray, item_system: np.ndarray) -> dict[str, Any]:
     """Per-system means by humans and by the judge, ranks (1 = best) and flipped pairs."""
+    from scipy import stats as sps
+
     systems, codes = np.unique(item_system, return_inverse=True)
     codes = codes.reshape(-1)
 

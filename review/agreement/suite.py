@@ -11,7 +11,6 @@ from collections import Counter
 from typing import Any
 
 import numpy as np
-import scipy
 
 from . import kappa as kp
 from . import stats as st
@@ -239,6 +238,8 @@ def analyse(
     threshold: float = DEFAULT_THRESHOLD,
     min_items: int = ALT_MIN_ITEMS,
 ) -> dict[str, Any]:
+    import scipy
+
     t0 = time.perf_counter()
     boot = st.Bootstrap(len(p.items), n_boot, seed, defer=True)
     views = _views(p)

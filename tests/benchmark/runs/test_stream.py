@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
@@ -95,10 +97,55 @@ async def test_it_skips_duplicates_and_fills_gaps_from_the_database(run, researc
     await sync_to_async(append)(run, 1)
     assert await indexes(communicator, until=3) == [2, 3]
     # A repeated message of a step already sent is dropped.
-    step = await sync_to_async(lambda: progress.steps_after(run.pk, 2)[0])()
-    await sync_to_async(progress.group_send)(progress.run_group(run.code), {"type": "run.step", "step": step})
+    index, wire = await sync_to_async(lambda: progress.wires_after(run.pk, 2)[0])()
+    message = {"type": "run.step", "index": index, "wire": wire}
+    await sync_to_async(progress.group_send)(progress.run_group(run.code), message)
     await sync_to_async(append)(run, 1)
     assert await indexes(communicator, until=4) == [4]
+    await communicator.disconnect()
+
+
+async def test_it_sends_the_text_stored_at_recording_live_and_on_catch_up(run, researcher, redis_client):
+    from types import SimpleNamespace
+
+    from benchmark.models import Score, Step
+
+    live, _ = await connect(researcher, run.code)
+    await live.send_json_to({"after": 0})
+    assert (await live.receive_json_from(timeout=5))["type"] == "status"
+    scored = SimpleNamespace(primary=0.5, metrics={"Score": 0.5}, error="")
+    step = await sync_to_async(progress.step_append)(
+        run=run, thought="t", action="validate", observation="out\x00put", score_kind="validate", score=scored
+    )
+    live_text = await live.receive_from(timeout=5)
+    await live.disconnect()
+    late, _ = await connect(researcher, run.code)
+    await late.send_json_to({"after": 0})
+    caught_up = await late.receive_from(timeout=5)
+    await late.disconnect()
+
+    stored = await sync_to_async(lambda: Step.objects.get(pk=step.pk))()
+    assert live_text == caught_up == progress.steps_frame([stored.wire])  # one encoding, sent as it is
+    # ...and it says what the database holds: the NUL as stored, the score of the step.
+    row_score = await sync_to_async(lambda: Score.objects.get(step=stored))()
+    assert json.loads(stored.wire) == progress.step_payload(stored, row_score)
+    assert json.loads(stored.wire)["observation"] == "out\u2400put"
+    assert json.loads(stored.wire)["score"]["primary"] == 0.5
+
+
+async def test_it_encodes_a_step_stored_without_text_when_it_is_read(run, researcher, redis_client):
+    from benchmark.models import Step
+
+    def imported() -> None:  # as the trajectory import writes them: bulk rows, no stored text
+        Step.objects.bulk_create([Step(run=run, index=i, action=f"echo {i}") for i in (1, 2)])
+        run.step_count = 2
+
+    await sync_to_async(imported)()
+    await sync_to_async(append)(run, 1)  # a recorded step after them
+    communicator, _ = await connect(researcher, run.code)
+    await communicator.send_json_to({"after": 0})
+    message = await communicator.receive_json_from(timeout=5)
+    assert [(s["index"], s["action"]) for s in message["steps"]] == [(1, "echo 1"), (2, "echo 2"), (3, "echo 3\n")]
     await communicator.disconnect()
 
 

@@ -24,6 +24,8 @@ SETUP, TEARDOWN = _statements()
 
 
 class Migration(migrations.Migration):
-    dependencies = [("benchmark", "0009_research_run_stepwise_source")]
+    # After every migration that rebuilds the steps table on SQLite (0010 alters a column): a
+    # rebuild drops the table's triggers, which keep the FTS index in step.
+    dependencies = [("benchmark", "0010_step_wire_encoded_once")]
 
     operations = [migrations.RunPython(_run(SETUP), _run(TEARDOWN))]

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('benchmark', '0010_step_full_text_search'),
+        ('benchmark', '0011_step_full_text_search'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -1,0 +1,81 @@
+"""Import what you use (issue 20): the processes `make up` keeps running stay light.
+
+Every web process, worker and the housekeeping sweeper runs `django.setup()` and the system checks
+(which import the URL configuration); workers then import the job modules, housekeeping the sweep
+commands. None of that may load the LLM SDKs or the statistics stack: those weigh ~120 MB and
+seconds of start time per process, and only a model call or an agreement analysis needs them; nor
+Twisted (~25 MB), which only the daphne web server needs.
+Checked in a fresh interpreter, since this test process has imported everything long ago.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+BASE = Path(__file__).resolve().parents[2]
+
+# twisted: the web server's (daphne), never a worker's or the URL conf's.
+HEAVY = ("anthropic", "openai", "scipy", "pandas", "pingouin", "plotly", "twisted")
+
+# What the long-running processes import: the URL conf and the ASGI app (web), the job modules
+# RQ imports by dotted path (workers), the sweep commands (housekeeping).
+LIGHT = (
+    "config.urls",
+    "config.asgi",
+    "benchmark.runs.jobs",
+    "benchmark.research.jobs",
+    "benchmark.research.fabrication",
+    "judge.jobs",
+    "review.agreement.jobs",
+    "accounts.management.commands.housekeeping",
+    "benchmark.management.commands.reap_runs",
+    "judge.management.commands.reap_judgments",
+    "sandbox.management.commands.sandbox_reaper",
+)
+
+PROBE = """
+import importlib, json, sys
+import django
+django.setup()
+from django.core.management import call_command
+call_command("check", verbosity=0)  # the system checks import the URL conf, as every command's start does
+for name in sys.argv[2:]:
+    importlib.import_module(name)
+heavy = sys.argv[1].split(",")
+print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & set(heavy))))
+"""
+
+
+def _loaded(tmp_path: Path, modules: tuple[str, ...], heavy: tuple[str, ...]) -> list[str]:
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "REFEREE_VAR_DIR": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, ",".join(heavy), *modules],
+        cwd=BASE,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_it_starts_the_long_running_processes_without_the_sdks_or_the_statistics_stack(tmp_path: Path) -> None:
+    assert _loaded(tmp_path, LIGHT, HEAVY) == []
+
+
+def test_it_sees_a_heavy_import_when_one_happens(tmp_path: Path) -> None:
+    # The probe is not blind: the one module that imports the SDKs (a model call's path) shows them.
+    assert _loaded(tmp_path, ("benchmark.llm.providers",), HEAVY) == ["anthropic", "openai"]
+
+
+def test_it_keeps_the_written_out_normal_quantile_equal_to_scipys() -> None:
+    from scipy import stats as sps
+
+    from review.agreement.stats import Z975
+
+    assert Z975 == float(sps.norm.ppf(0.975))
