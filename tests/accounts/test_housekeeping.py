@@ -62,7 +62,12 @@ def test_it_checks_interval_overrides():
 
 
 @pytest.mark.django_db
-def test_it_does_every_sweep_in_one_pass_and_says_what_it_did(researcher, redis_client):
+def test_it_does_every_sweep_in_one_pass_and_says_what_it_did(researcher, redis_client, settings):
+    # The run reaper trusts a missing heartbeat only once Redis has been up a whole TTL (a restarted
+    # server lost its keys): this test may run in the session's first seconds, so a short TTL, waited for.
+    settings.RUN_HEARTBEAT_TTL = 1
+    while float(redis_client.info("server")["uptime_in_seconds"]) < settings.RUN_HEARTBEAT_TTL:
+        time.sleep(0.2)
     dead_run = make_run(owner=researcher, status=Run.Status.RUNNING, worker_name="gone-worker")
     judgment = Judgment.objects.create(
         artifact=make_artifact(make_research_run(), "paper", "# P"),
