@@ -138,6 +138,33 @@ def pytest_collection_modifyitems(config, items) -> None:
         item.add_marker(skip)
 
 
+@pytest.fixture(scope="session")
+def live_url():
+    """Daphne serving the real ASGI app (HTTP and websockets) from a thread of the test process, so it
+    shares the test database. One per session: Twisted's reactor cannot be started again once stopped,
+    so a second server in the same process would bind its port and never answer."""
+    import threading
+    import time
+
+    from daphne.server import Server
+    from twisted.internet import reactor
+
+    from config.asgi import application
+    from config.redis_server import free_port
+
+    port = free_port()
+    server = Server(application, endpoints=[f"tcp:port={port}:interface=127.0.0.1"], signal_handlers=False, verbosity=0)
+    thread = threading.Thread(target=server.run, name="daphne", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.listening_addresses and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.listening_addresses, "daphne did not start"
+    yield f"http://127.0.0.1:{port}"
+    reactor.callFromThread(reactor.stop)
+    thread.join(timeout=5)
+
+
 @pytest.fixture
 def default_endpoints(db, settings, monkeypatch):
     """The default endpoints as `make up` seeds them, with the server's keys in the environment."""

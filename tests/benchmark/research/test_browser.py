@@ -11,7 +11,7 @@ from django.test import Client
 
 from benchmark.models import Artifact, ResearchRun, Task
 from benchmark.research.files import file_store
-from tests.benchmark.runs.test_browser import browser_page, live_url  # noqa: F401  (fixtures)
+from tests.benchmark.runs.test_browser import browser_page  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -8,39 +8,17 @@ runs the job in the real Docker sandbox.
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 from django.conf import settings
 from django.test import Client
 
 from benchmark.models import Run
-from config.redis_server import free_port
 from tests.benchmark.runs_support import builtin_task
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 CHROMIUM = "/usr/bin/chromium"
-
-
-@pytest.fixture(scope="module")
-def live_url():
-    from daphne.server import Server
-    from twisted.internet import reactor
-
-    from config.asgi import application
-
-    port = free_port()
-    server = Server(application, endpoints=[f"tcp:port={port}:interface=127.0.0.1"], signal_handlers=False, verbosity=0)
-    thread = threading.Thread(target=server.run, name="daphne", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.listening_addresses and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.listening_addresses, "daphne did not start"
-    yield f"http://127.0.0.1:{port}"
-    reactor.callFromThread(reactor.stop)
-    thread.join(timeout=5)
 
 
 @pytest.fixture
