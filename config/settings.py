@@ -274,9 +274,16 @@ EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "referee@localhost")
-EMAIL_BACKEND = (
-    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "django.core.mail.backends.console.EmailBackend"
-)
+# EMAIL_BACKEND: smtp (the default when EMAIL_HOST is set), console (else), file (one file a mail in
+# EMAIL_FILE_PATH, default var/mail: a demo's reminders and invitations can be read there) or locmem.
+_MAIL_BACKENDS = {
+    "smtp": "django.core.mail.backends.smtp.EmailBackend",
+    "console": "django.core.mail.backends.console.EmailBackend",
+    "file": "django.core.mail.backends.filebased.EmailBackend",
+    "locmem": "django.core.mail.backends.locmem.EmailBackend",
+}
+EMAIL_BACKEND = _MAIL_BACKENDS[env_choice("EMAIL_BACKEND", "smtp" if EMAIL_HOST else "console", tuple(_MAIL_BACKENDS))]
+EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(VAR_DIR / "mail"))
 
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # the draft autosave script reads it

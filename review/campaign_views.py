@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.roles import ADMIN, role_required
 from review import exports
+from review.control_views import control_context
 from review.forms import CampaignForm, ConflictForm, ReassignForm
 from review.models import Assignment, Campaign, CampaignItem
 from review.notices import assign_problems, invites_done
@@ -117,6 +118,7 @@ def campaign_detail(request: HttpRequest, code: str) -> HttpResponse:
             "conflicts": campaign.conflicts.select_related("reviewer", "item").order_by("id"),
             "blinding_rows": blinding_rows,
             "blinding_stale": sum(row["stale"] for row in blinding_rows),
+            **control_context(campaign),
         },
     )
 

@@ -448,3 +448,42 @@ class HallucinationLabel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.system}/{self.workshop}: {self.kind}={self.value}"
+
+
+class CampaignStatusChange(models.Model):
+    """Who closed or reopened a campaign, and when (review.control); the latest close is the
+    "closed on ..." reviewers see."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="status_changes")
+    from_status = models.CharField(max_length=8, choices=Campaign.Status.choices)
+    to_status = models.CharField(max_length=8, choices=Campaign.Status.choices)
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["campaign", "to_status", "at"], name="campaign_status_history")]
+
+    def __str__(self) -> str:
+        return f"{self.campaign}: {self.from_status} -> {self.to_status}"
+
+
+class ReviewerReminder(models.Model):
+    """One reminder mail sent to a reviewer about their open work in a campaign (review.control):
+    the record behind "last reminded ..." and the rate limit."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="reminders")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    open_items = models.PositiveIntegerField(help_text="open assignments the mail counted")
+    sent_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="the admin who pressed the button; blank for the scheduled command",
+    )  # fmt: skip
+    sent_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-sent_at", "-id"]
+        indexes = [models.Index(fields=["campaign", "reviewer", "sent_at"], name="reminder_last")]
+
+    def __str__(self) -> str:
+        return f"reminder to {self.reviewer} in {self.campaign} at {self.sent_at:%Y-%m-%d %H:%M}"

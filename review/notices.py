@@ -12,6 +12,9 @@ from review.setup import InviteOutcome
 
 
 def assign_problems(request: HttpRequest, result: AssignResult) -> None:
+    if result.closed:
+        messages.error(request, "The campaign is closed: no assignment is made until it is reopened.")
+        return
     if result.members == 0:
         messages.error(request, "This campaign has no active reviewers: add or invite some below, then assign.")
         return

@@ -55,6 +55,7 @@ class AssignResult:
     attempts: int = 1
     refused: dict[str, str] = field(default_factory=dict)  # username -> why they get nothing (review.eligibility)
     members: int = -1  # active members the plan could draw on (-1: not counted)
+    closed: bool = False  # the campaign is closed: nothing was planned
 
 
 def _tags(values: Any) -> set[str]:
@@ -232,6 +233,8 @@ def campaign_assign(*, campaign: Campaign) -> AssignResult:
         try:
             with transaction.atomic():
                 locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+                if locked.status == Campaign.Status.CLOSED:  # a closed campaign's slots stay as they are
+                    return AssignResult(attempts=attempt, closed=True)
                 plan, shortfall, refused = _plan(locked)
                 # One INSERT per row on purpose: bulk_create would hide which row collided, and
                 # the unique constraints must see each one.
@@ -363,9 +366,14 @@ def campaign_progress(*, campaign: Campaign) -> dict[str, Any]:
 # ---------------------------------------------------------------- reviews
 
 
+CLOSED_MESSAGE = "the campaign is closed: nothing more can be saved"
+
+
 def _writable(assignment: Assignment) -> None:
     if assignment.campaign.status != Campaign.Status.OPEN:
-        raise ReviewLocked("the campaign is not open")
+        raise ReviewLocked(
+            CLOSED_MESSAGE if assignment.campaign.status == Campaign.Status.CLOSED else "the campaign is not open"
+        )
     if assignment.status not in Assignment.OPEN:
         raise ReviewLocked(f"the assignment is {assignment.status}")
 
@@ -385,10 +393,17 @@ def review_save_draft(*, assignment: Assignment, scores: dict, confidence: int |
     _writable(assignment)
     now = timezone.now()
     with transaction.atomic():
+        # The campaign's status is checked again in the same statement: a save in flight when the
+        # campaign closes (the check above passed) is refused, not stored.
         updated = Review.objects.filter(
-            assignment=assignment, status=Review.Status.DRAFT, revision__lt=revision
+            assignment=assignment,
+            status=Review.Status.DRAFT,
+            revision__lt=revision,
+            assignment__campaign__status=Campaign.Status.OPEN,
         ).update(scores=scores, confidence=confidence, revision=revision, updated_at=now)
         if not updated:
+            if not Campaign.objects.filter(pk=assignment.campaign_id, status=Campaign.Status.OPEN).exists():
+                raise ReviewLocked(CLOSED_MESSAGE)
             current = Review.objects.filter(assignment=assignment).values_list("status", "revision").first()
             if current is None:
                 try:
@@ -413,6 +428,10 @@ def review_submit(*, assignment: Assignment, scores: dict, confidence: int) -> R
     _writable(assignment)
     now = timezone.now()
     with transaction.atomic():
+        # Under the campaign's row lock: a close (review.control) waits for this submit or refuses it.
+        status = Campaign.objects.select_for_update().filter(pk=assignment.campaign_id).values_list("status", flat=True)
+        if status.first() != Campaign.Status.OPEN:
+            raise ReviewLocked(CLOSED_MESSAGE)
         review, _ = Review.objects.get_or_create(assignment=assignment)
         review = Review.objects.select_for_update().get(pk=review.pk)
         if review.status != Review.Status.DRAFT:

@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from review import setup_views, views
+from review import control_views, setup_views, views
 
 app_name = "review"
 
@@ -35,6 +35,15 @@ urlpatterns = [
         "review/campaigns/<uuid:code>/i/<str:icode>/preview/f/<str:fid>",
         setup_views.item_preview_figure,
         name="item_preview_figure",
+    ),
+    # Control room (review.control_views).
+    path("review/campaigns/<uuid:code>/close", control_views.campaign_close_view, name="campaign_close"),
+    path("review/campaigns/<uuid:code>/reopen", control_views.campaign_reopen_view, name="campaign_reopen"),
+    path("review/campaigns/<uuid:code>/remind", control_views.campaign_remind_view, name="campaign_remind"),
+    path(
+        "review/campaigns/<uuid:code>/reports/<int:report_id>/resolve",
+        control_views.report_resolve_view,
+        name="report_resolve",
     ),
     path("review/invitations/", setup_views.invitations, name="invitations"),
     path("review/invitations/<uuid:icode>/resend", setup_views.invitation_resend_view, name="invitation_resend"),

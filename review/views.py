@@ -36,11 +36,12 @@ from review.campaign_views import (  # noqa: F401  (re-exported for urls.py)
     campaign_reclaim_view,
     conflict_add_view,
 )
+from review.control import closed_at
 from review.eligibility import campaign_run_ids, identifying_reason
 from review.forms import ReviewForm, draft_to_form_data, score_dimensions
 from review.models import Assignment, Campaign, ItemReport, Review
 from review.reports import ReportRefused, report_problem
-from review.services import ReviewLocked, StaleRevision, review_save_draft, review_submit
+from review.services import CLOSED_MESSAGE, ReviewLocked, StaleRevision, review_save_draft, review_submit
 
 MAX_DRAFT_BYTES = 200_000
 
@@ -104,8 +105,11 @@ def queue(request: HttpRequest) -> HttpResponse:
         group = campaigns.setdefault(a.campaign_id, {"campaign": a.campaign, "todo": [], "done": []})
         group["done" if a.status == Assignment.Status.SUBMITTED else "todo"].append(a)
     groups = list(campaigns.values())
+    shut = [g["campaign"].pk for g in groups if g["campaign"].status == Campaign.Status.CLOSED]
+    closed = closed_at(shut) if shut else {}
     for group in groups:
         group["total"] = len(group["todo"]) + len(group["done"])
+        group["closed_at"] = closed.get(group["campaign"].pk)
     todo = [a for g in groups for a in g["todo"] if g["campaign"].status == Campaign.Status.OPEN]
     # Next: an item already started first (the reviewer left it halfway), else the earliest due.
     started = [a for a in todo if a.status == Assignment.Status.STARTED]
@@ -198,6 +202,7 @@ def _render_item(
         "form": form,
         "fields": fields,
         "locked": locked,
+        "closed_at": (closed_at([campaign.pk]).get(campaign.pk) if campaign.status == Campaign.Status.CLOSED else None),
         "review": review,
         "client": {
             "code": assignment.code,
@@ -210,6 +215,9 @@ def _render_item(
 
 
 def _save_draft_form(request: HttpRequest, assignment: Assignment, review: Review | None) -> HttpResponse:
+    if assignment.campaign.status != Campaign.Status.OPEN:  # said before any form error: nothing would be kept
+        messages.error(request, f"Not saved: {CLOSED_MESSAGE}.")
+        return redirect("review:item", assignment.code)
     form = ReviewForm(request.POST, rubric=assignment.campaign.rubric, partial=True)
     if not form.is_valid():
         return _render_item(request, assignment, review, form, locked=False, status=400)
@@ -233,6 +241,8 @@ def _save_draft_form(request: HttpRequest, assignment: Assignment, review: Revie
 def draft(request: HttpRequest, code: str) -> JsonResponse:
     """Autosave: {revision, scores: {key: {score, justification}}, confidence} -> {revision} or an error."""
     assignment = _my_assignment(request, code)
+    if assignment.campaign.status != Campaign.Status.OPEN:
+        return JsonResponse({"error": "locked", "detail": CLOSED_MESSAGE}, status=409)
     if len(request.body) > MAX_DRAFT_BYTES:
         return JsonResponse({"error": "draft too large"}, status=413)
     try:
@@ -271,6 +281,9 @@ def draft(request: HttpRequest, code: str) -> JsonResponse:
 @role_required(REVIEWER)
 def submit(request: HttpRequest, code: str) -> HttpResponse:
     assignment = _my_assignment(request, code)
+    if assignment.campaign.status != Campaign.Status.OPEN:
+        messages.error(request, f"Not saved: {CLOSED_MESSAGE}.")
+        return redirect("review:item", assignment.code)
     review = _review_of(assignment)
     form = ReviewForm(request.POST, rubric=assignment.campaign.rubric)
     if not form.is_valid():

@@ -1,0 +1,173 @@
+"""The campaign control room's actions beyond assignment: close and reopen, reminder mails, and
+the inbox of open problem reports.
+
+Closing is a status change recorded with who and when (CampaignStatusChange). A closed campaign
+stays visible to its reviewers, read-only: services._writable refuses saves, the draft UPDATE
+re-checks the status in the same statement (an autosave in flight when the campaign closes is
+refused, not stored), and campaign_assign fills no slot.
+
+Reminders carry only what the reviewer needs: their own count of open items, the due date and a
+link to their queue; never item contents nor anyone else's name. At most one per reviewer per
+campaign within REMIND_EVERY, counted from the rows of ReviewerReminder, which are claimed under
+the campaign's row lock so two admins pressing the button at once send one mail, not two.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+from django.db.models import Count, Max
+from django.urls import reverse
+from django.utils import timezone
+
+from review.models import Assignment, Campaign, CampaignStatusChange, ItemReport, ReviewerReminder
+from review.services import campaign_assign
+
+log = logging.getLogger(__name__)
+
+REMIND_EVERY = timedelta(hours=12)
+
+
+class ControlRefused(ValueError):
+    """The action does not apply to the campaign as it is (closing a closed one, reminding in a closed one)."""
+
+
+# ---------------------------------------------------------------- close and reopen
+
+
+def _set_status(campaign: Campaign, to: str, by: Any, allowed_from: tuple[str, ...]) -> Campaign:
+    with transaction.atomic():
+        locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        if locked.status not in allowed_from:
+            raise ControlRefused(f"the campaign is {locked.get_status_display()}")
+        CampaignStatusChange.objects.create(campaign=locked, from_status=locked.status, to_status=to, by=by)
+        locked.status = to
+        locked.save(update_fields=["status"])
+    campaign.status = locked.status
+    return locked
+
+
+def campaign_close(*, campaign: Campaign, by: Any) -> Campaign:
+    """Close: reviewers keep a read-only view; no save, no submit, no new assignment."""
+    return _set_status(campaign, Campaign.Status.CLOSED, by, (Campaign.Status.OPEN, Campaign.Status.DRAFT))
+
+
+def campaign_reopen(*, campaign: Campaign, by: Any) -> int:
+    """Reopen a closed campaign; slots freed while it was closed (accepted reports) are filled now.
+    Returns how many assignments that made."""
+    _set_status(campaign, Campaign.Status.OPEN, by, (Campaign.Status.CLOSED,))
+    return campaign_assign(campaign=campaign).created
+
+
+def closed_at(campaign_ids: list[int]) -> dict[int, Any]:
+    """When each of these campaigns was last closed (campaigns imported closed have no record)."""
+    rows = (
+        CampaignStatusChange.objects.filter(campaign_id__in=campaign_ids, to_status=Campaign.Status.CLOSED)
+        .values("campaign_id")
+        .annotate(last=Max("at"))
+    )
+    return {row["campaign_id"]: row["last"] for row in rows}
+
+
+def status_history(campaign: Campaign, limit: int = 10) -> list[CampaignStatusChange]:
+    return list(campaign.status_changes.select_related("by")[:limit])
+
+
+# ---------------------------------------------------------------- reminders
+
+
+@dataclass
+class RemindResult:
+    sent: list[str] = field(default_factory=list)  # usernames mailed
+    recent: list[str] = field(default_factory=list)  # reminded within REMIND_EVERY: skipped
+    no_email: list[str] = field(default_factory=list)  # no address on the account
+    failed: dict[str, str] = field(default_factory=dict)  # username -> the mail backend's error
+
+
+def open_work(campaign: Campaign) -> list[dict[str, Any]]:
+    """Per reviewer with open assignments in the campaign: their count and when they were last reminded."""
+    rows = (
+        Assignment.objects.filter(campaign=campaign, status__in=Assignment.OPEN)
+        .values("reviewer_id", "reviewer__username", "reviewer__email")
+        .annotate(open=Count("id"))
+        .order_by("reviewer__username")
+    )
+    last = dict(
+        ReviewerReminder.objects.filter(campaign=campaign)
+        .values("reviewer_id")
+        .annotate(last=Max("sent_at"))
+        .values_list("reviewer_id", "last")
+    )
+    return [
+        {
+            "reviewer_id": row["reviewer_id"],
+            "username": row["reviewer__username"],
+            "email": row["reviewer__email"],
+            "open": row["open"],
+            "last_reminded": last.get(row["reviewer_id"]),
+        }
+        for row in rows
+    ]
+
+
+def _reminder_text(campaign: Campaign, open_items: int) -> tuple[str, str]:
+    due = f"due {campaign.deadline:%Y-%m-%d %H:%M} UTC" if campaign.deadline else "with no deadline set"
+    items = "1 item" if open_items == 1 else f"{open_items} items"
+    link = settings.SITE_URL.rstrip("/") + reverse("review:queue")
+    subject = f"Referee: {items} to review in {campaign.name}"
+    body = (
+        f"You have {items} still open in the review campaign {campaign.name}, {due}.\n\n"
+        f"Your queue: {link}\n\n"
+        "Drafts are saved as you go; you can stop and continue at any time.\n"
+    )
+    return subject, body
+
+
+def reminders_send(*, campaign: Campaign, by: Any = None, now: Any = None) -> RemindResult:
+    """Mail every reviewer with open work in the open campaign, except those reminded within REMIND_EVERY."""
+    now = now or timezone.now()
+    result = RemindResult()
+    claimed: list[tuple[ReviewerReminder, dict[str, Any]]] = []
+    with transaction.atomic():
+        locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        if locked.status != Campaign.Status.OPEN:
+            raise ControlRefused(f"the campaign is {locked.get_status_display()}: nobody is reminded")
+        for row in open_work(locked):
+            if row["last_reminded"] and now - row["last_reminded"] < REMIND_EVERY:
+                result.recent.append(row["username"])
+            elif not row["email"]:
+                result.no_email.append(row["username"])
+            else:
+                reminder = ReviewerReminder.objects.create(
+                    campaign=locked, reviewer_id=row["reviewer_id"], open_items=row["open"], sent_by=by, sent_at=now
+                )
+                claimed.append((reminder, row))
+    # Mail outside the lock (an SMTP server may be slow); a failed mail gives its claim back.
+    for reminder, row in claimed:
+        subject, body = _reminder_text(locked, row["open"])
+        try:
+            send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [row["email"]])
+        except Exception as exc:  # any backend error (SMTP, file system): recorded, the others still go
+            log.warning("reminder to %s in campaign %s failed: %s", row["username"], locked.pk, exc)
+            reminder.delete()
+            result.failed[row["username"]] = str(exc) or type(exc).__name__
+        else:
+            result.sent.append(row["username"])
+    return result
+
+
+# ---------------------------------------------------------------- problem reports
+
+
+def open_reports(campaign: Campaign) -> list[ItemReport]:
+    return list(
+        ItemReport.objects.filter(campaign=campaign, status=ItemReport.Status.OPEN)
+        .select_related("assignment__reviewer", "assignment__item")
+        .order_by("created_at", "id")
+    )
