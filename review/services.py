@@ -36,6 +36,10 @@ class ReviewLocked(Exception):
     """The review is submitted (or the campaign closed): nothing more can be saved."""
 
 
+class CampaignClosed(ReviewLocked):
+    """The campaign is closed (review.control): the reviewer's unsaved work may count again if it reopens."""
+
+
 class StaleRevision(Exception):
     """A draft save older than the stored one; carries the stored revision so the client can catch up."""
 
@@ -371,9 +375,9 @@ CLOSED_MESSAGE = "the campaign is closed: nothing more can be saved"
 
 def _writable(assignment: Assignment) -> None:
     if assignment.campaign.status != Campaign.Status.OPEN:
-        raise ReviewLocked(
-            CLOSED_MESSAGE if assignment.campaign.status == Campaign.Status.CLOSED else "the campaign is not open"
-        )
+        if assignment.campaign.status == Campaign.Status.CLOSED:
+            raise CampaignClosed(CLOSED_MESSAGE)
+        raise ReviewLocked("the campaign is not open")
     if assignment.status not in Assignment.OPEN:
         raise ReviewLocked(f"the assignment is {assignment.status}")
 
@@ -403,7 +407,7 @@ def review_save_draft(*, assignment: Assignment, scores: dict, confidence: int |
         ).update(scores=scores, confidence=confidence, revision=revision, updated_at=now)
         if not updated:
             if not Campaign.objects.filter(pk=assignment.campaign_id, status=Campaign.Status.OPEN).exists():
-                raise ReviewLocked(CLOSED_MESSAGE)
+                raise CampaignClosed(CLOSED_MESSAGE)
             current = Review.objects.filter(assignment=assignment).values_list("status", "revision").first()
             if current is None:
                 try:
@@ -431,7 +435,7 @@ def review_submit(*, assignment: Assignment, scores: dict, confidence: int) -> R
         # Under the campaign's row lock: a close (review.control) waits for this submit or refuses it.
         status = Campaign.objects.select_for_update().filter(pk=assignment.campaign_id).values_list("status", flat=True)
         if status.first() != Campaign.Status.OPEN:
-            raise ReviewLocked(CLOSED_MESSAGE)
+            raise CampaignClosed(CLOSED_MESSAGE)
         review, _ = Review.objects.get_or_create(assignment=assignment)
         review = Review.objects.select_for_update().get(pk=review.pk)
         if review.status != Review.Status.DRAFT:

@@ -41,7 +41,14 @@ from review.eligibility import campaign_run_ids, identifying_reason
 from review.forms import ReviewForm, draft_to_form_data, score_dimensions
 from review.models import Assignment, Campaign, ItemReport, Review
 from review.reports import ReportRefused, report_problem
-from review.services import CLOSED_MESSAGE, ReviewLocked, StaleRevision, review_save_draft, review_submit
+from review.services import (
+    CLOSED_MESSAGE,
+    CampaignClosed,
+    ReviewLocked,
+    StaleRevision,
+    review_save_draft,
+    review_submit,
+)
 
 MAX_DRAFT_BYTES = 200_000
 
@@ -208,6 +215,7 @@ def _render_item(
             "code": assignment.code,
             "revision": review.revision if review else 0,
             "locked": locked,
+            "closed": campaign.status == Campaign.Status.CLOSED,
             "draft_url": reverse("review:draft", args=[assignment.code]),
         },
     }
@@ -242,7 +250,7 @@ def draft(request: HttpRequest, code: str) -> JsonResponse:
     """Autosave: {revision, scores: {key: {score, justification}}, confidence} -> {revision} or an error."""
     assignment = _my_assignment(request, code)
     if assignment.campaign.status != Campaign.Status.OPEN:
-        return JsonResponse({"error": "locked", "detail": CLOSED_MESSAGE}, status=409)
+        return JsonResponse({"error": "locked", "detail": CLOSED_MESSAGE, "closed": True}, status=409)
     if len(request.body) > MAX_DRAFT_BYTES:
         return JsonResponse({"error": "draft too large"}, status=413)
     try:
@@ -272,7 +280,9 @@ def draft(request: HttpRequest, code: str) -> JsonResponse:
     except StaleRevision as exc:
         return JsonResponse({"error": "stale", "revision": exc.current}, status=409)
     except ReviewLocked as exc:
-        return JsonResponse({"error": "locked", "detail": str(exc)}, status=409)
+        # Closed (not submitted): the page keeps its local copy, sent again if the campaign reopens.
+        closed = isinstance(exc, CampaignClosed)
+        return JsonResponse({"error": "locked", "detail": str(exc), "closed": closed}, status=409)
     return JsonResponse({"revision": saved.revision, "saved_at": saved.saved_at.isoformat()})
 
 

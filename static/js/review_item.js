@@ -47,7 +47,8 @@
     }
   });
 
-  if (client.locked) { localStorage.removeItem(key); return; }
+  // Closed (not submitted): a local copy of unsent changes stays, to be sent if the campaign reopens.
+  if (client.locked) { if (!client.closed) localStorage.removeItem(key); return; }
   if (!form) return;
 
   // ---- criteria counter and validation
@@ -205,6 +206,8 @@
         revision = Math.max(revision, body.revision) + 1;
         stash(collect());
         schedule(0);
+      } else if (resp.status === 409 && body.closed) {
+        say("Not saved: the campaign was closed. Your changes are kept on this device and sent if it reopens.");
       } else if (resp.status === 409) {
         say("This review is locked: " + (body.detail || "submitted"));
         localStorage.removeItem(key);

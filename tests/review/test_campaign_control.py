@@ -132,6 +132,7 @@ def test_it_refuses_every_save_and_submit_in_a_closed_campaign(client_for, admin
     assert r.status_code == 409 and r.json() == {
         "error": "locked",
         "detail": "the campaign is closed: nothing more can be saved",
+        "closed": True,
     }
     r = c.post(reverse("review:submit", args=[mine.code]), full_review_post(), follow=True)
     assert b"Not saved: the campaign is closed" in r.content
