@@ -1,16 +1,24 @@
-"""Review page under load: 20 concurrent reviewers open items and autosave drafts.
+"""Review page under load: concurrent reviewers open items and autosave drafts.
 
-    python bench/review_load.py [--reviewers 20] [--saves 8] [--think 0.3] [--rounds 2]
+    python bench/review_load.py [--reviewers 20] [--saves 8] [--think 0.3] [--server-threads 8]
+    python bench/review_load.py --reviewers 100 \
+        --database-url postgres://referee:referee@127.0.0.1:5432/referee_bench16
 
-A throw-away SQLite database (WAL, the default set-up) is migrated and seeded with the released
-MLR-Bench papers (their markdown and figures) when ../shared/mlrbench is there, else with
-synthetic papers of the same size. The WSGI app runs under a threaded server on loopback in a
-separate process; a wrapper there times each request from the call to the last body byte
-(server time, not client latency). Clients are threads of this process with their own session.
+Without --database-url a throw-away SQLite database (WAL, the default set-up) is used; with it, the
+PostgreSQL database named there is dropped and created afresh (its name must start with
+"referee_bench": the bench never touches another one). It is migrated and seeded with the
+released MLR-Bench papers (their markdown and figures) when ../shared/mlrbench is there, else
+with synthetic papers of the same size: max(30, reviewers) papers, 2 reviewers per paper, so each
+reviewer has about two items. The WSGI app runs in a separate process under a server with a fixed
+pool of worker threads (each keeps its database connection, DATABASE_CONN_MAX_AGE=600, as a
+deployment would); a wrapper there times each request from the call to the last body byte (server
+time, not client latency) and counts its SQL queries. Clients are threads of this process with
+their own session; they also time each request end to end (client time: queueing included).
 
 Reported, in one run: p50/p95/p99 server time of the item page and of the draft save, then the
 obvious alternatives measured the same way: the item page rendering the paper on every request
 (no render cache), and saving a draft the no-JavaScript way (a full form POST). Target: p95 <= 50 ms.
+The load average is printed with the figures (the machine may be shared).
 """
 
 from __future__ import annotations
@@ -72,7 +80,7 @@ def seed(n_reviewers: int) -> dict:
     ]
     shared = next((Path(c) for c in candidates if c and Path(c).is_dir()), Path("/nonexistent"))
     sources = sorted(shared.glob("agent_results/end2end_*/*/results/paper.md")) if shared.is_dir() else []
-    for i in range(30):
+    for i in range(max(30, n_reviewers)):
         if sources:
             paper_md = sources[i % len(sources)]
             content = paper_md.read_text(encoding="utf-8", errors="replace")
@@ -108,17 +116,19 @@ def seed(n_reviewers: int) -> dict:
     return {"reviewers": out, "real_papers": bool(sources)}
 
 
-def serve(port: int) -> None:
+def serve(port: int, threads: int) -> None:
     _django()
-    from socketserver import ThreadingMixIn
+    from concurrent.futures import ThreadPoolExecutor
     from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
     from django.core.wsgi import get_wsgi_application
+    from django.db import connection
 
     from review import blinding
 
     app = get_wsgi_application()
     timings: dict[str, list[float]] = {}
+    queries: dict[str, list[int]] = {}
     lock = threading.Lock()
 
     def kind_of(environ: dict) -> str | None:
@@ -137,26 +147,49 @@ def serve(port: int) -> None:
         path = environ["PATH_INFO"]
         if path == "/__bench__/stats":
             with lock:
-                body = json.dumps(timings).encode()
+                body = json.dumps({"timings": timings, "queries": queries}).encode()
                 timings.clear()
+                queries.clear()
             start_response("200 OK", [("Content-Type", "application/json")])
             return [body]
         if path == "/__bench__/cache":
             blinding.RENDER_CACHE = environ.get("QUERY_STRING") == "on"
             start_response("200 OK", [("Content-Type", "text/plain")])
             return [b"ok"]
+        count = [0]
+
+        def counted(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+            count[0] += 1
+            return execute(sql, params, many, context)
+
         t0 = time.perf_counter()
-        body = b"".join(app(environ, start_response))
+        with connection.execute_wrapper(counted):  # this thread's connection: this request's queries
+            body = b"".join(app(environ, start_response))
         elapsed = (time.perf_counter() - t0) * 1000
         kind = kind_of(environ)
         if kind:
             with lock:
                 timings.setdefault(kind, []).append(elapsed)
+                queries.setdefault(kind, []).append(count[0])
         return [body]
 
-    class Server(ThreadingMixIn, WSGIServer):
-        daemon_threads = True
-        request_queue_size = 128
+    class Server(WSGIServer):
+        """A fixed pool of worker threads (a thread per request would open a database connection
+        per request, and 100 of them at once)."""
+
+        request_queue_size = 256
+        pool = ThreadPoolExecutor(max_workers=threads)
+
+        def process_request(self, request, client_address):  # type: ignore[no-untyped-def]
+            self.pool.submit(self._work, request, client_address)
+
+        def _work(self, request, client_address):  # type: ignore[no-untyped-def]
+            try:
+                self.finish_request(request, client_address)
+            except Exception:
+                self.handle_error(request, client_address)
+            finally:
+                self.shutdown_request(request)
 
     class Quiet(WSGIRequestHandler):
         def log_message(self, *args: object) -> None:
@@ -170,11 +203,25 @@ def serve(port: int) -> None:
 # ---------------------------------------------------------------- client side
 
 
+CLIENT_TIMES: dict[str, list[float]] = {}
+_client_lock = threading.Lock()
+
+
 class Client:
     def __init__(self, port: int, session: str) -> None:
         self.port, self.cookies = port, {"sessionid": session}
 
     def request(
+        self, method: str, path: str, body: bytes | None = None, headers: dict | None = None, kind: str = ""
+    ) -> tuple[int, bytes]:
+        t0 = time.perf_counter()
+        status, data = self._request(method, path, body, headers)
+        if kind:
+            with _client_lock:
+                CLIENT_TIMES.setdefault(kind, []).append((time.perf_counter() - t0) * 1000)
+        return status, data
+
+    def _request(
         self, method: str, path: str, body: bytes | None = None, headers: dict | None = None
     ) -> tuple[int, bytes]:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
@@ -197,8 +244,9 @@ def reviewer_loop(
     rng = random.Random(info["session"])
     # Reviewers arrive at different moments (as people do), not in one synchronised burst.
     time.sleep(rng.uniform(0, think * saves))
+    page = "item_page" if not form_drafts else "item_page_uncached"
     for code in info["codes"]:
-        status, _ = client.request("GET", f"/review/a/{code}/")
+        status, _ = client.request("GET", f"/review/a/{code}/", kind=page)
         if status != 200:
             errors.append(f"GET item {status}")
             continue
@@ -206,7 +254,7 @@ def reviewer_loop(
         for n in range(saves):
             time.sleep(think * rng.uniform(0.5, 1.5))
             if n and n % 4 == 0:  # the reviewer reloads the page now and then (and a reload restores the draft)
-                status, _ = client.request("GET", f"/review/a/{code}/")
+                status, _ = client.request("GET", f"/review/a/{code}/", kind=page)
                 if status != 200:
                     errors.append(f"GET item {status}")
             scores = {
@@ -219,13 +267,13 @@ def reviewer_loop(
                     fields[f"score_{k}"], fields[f"just_{k}"] = str(v["score"]), v["justification"]
                 body = urlencode(fields).encode()
                 headers = {"Content-Type": "application/x-www-form-urlencoded", "Referer": "http://127.0.0.1/"}
-                status, _ = client.request("POST", f"/review/a/{code}/", body, headers)
+                status, _ = client.request("POST", f"/review/a/{code}/", body, headers, kind="draft_form")
                 ok = status == 302
             else:
                 revision[0] += 1
                 body = json.dumps({"revision": revision[0], "scores": scores, "confidence": rng.randint(1, 5)}).encode()
                 headers = {"Content-Type": "application/json", "X-CSRFToken": csrf}
-                status, _ = client.request("POST", f"/review/a/{code}/draft", body, headers)
+                status, _ = client.request("POST", f"/review/a/{code}/draft", body, headers, kind="draft_json")
                 ok = status == 200
             if not ok:
                 errors.append(f"draft {status}")
@@ -246,12 +294,46 @@ def run_phase(
         t.join()
     wall = time.perf_counter() - t0
     _, body = Client(port, "").request("GET", "/__bench__/stats")
-    return json.loads(body), errors, wall
+    stats = json.loads(body)
+    with _client_lock:
+        stats["client"] = dict(CLIENT_TIMES)
+        CLIENT_TIMES.clear()
+    return stats, errors, wall
 
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+def _fresh_postgres(url: str) -> str:
+    """Drop and create the bench's own PostgreSQL database; returns a label for the report."""
+    import dj_database_url
+    import psycopg
+
+    cfg = dj_database_url.parse(url)
+    name = cfg["NAME"]
+    if not name.startswith("referee_bench"):
+        raise SystemExit(
+            f"--database-url: the database name must start with referee_bench (got {name!r}); it is dropped"
+        )
+    admin = psycopg.connect(
+        host=cfg["HOST"] or "127.0.0.1", port=cfg["PORT"] or 5432, user=cfg["USER"], password=cfg["PASSWORD"],
+        dbname="postgres", autocommit=True,
+    )  # fmt: skip
+    with admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{name}"')
+        version = admin.execute("SHOW server_version").fetchone()[0]
+    return f"PostgreSQL {version} ({name})"
+
+
+def _row(label: str, values: list[float], queries: list[int] | None = None) -> str:
+    q = f"{sum(queries) / len(queries):>8.1f}" if queries else f"{'':>8}"
+    return (
+        f"{label:<38}{len(values):>6}{pct(values, 50):>8.1f}{pct(values, 95):>8.1f}{pct(values, 99):>8.1f}"
+        f"{max(values):>8.1f}{q}"
+    )
 
 
 def main() -> None:
@@ -261,6 +343,8 @@ def main() -> None:
     parser.add_argument(
         "--think", type=float, default=0.3, help="mean seconds between saves (autosave debounce is 0.7)"
     )
+    parser.add_argument("--server-threads", type=int, default=8, help="worker threads of the server")
+    parser.add_argument("--database-url", help="postgres://.../referee_bench...: dropped and created afresh")
     parser.add_argument("--seed-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -268,12 +352,16 @@ def main() -> None:
         print(json.dumps(seed(args.reviewers)))
         return
     if args.serve:
-        serve(args.serve)
+        serve(args.serve, args.server_threads)
         return
 
     tmp = tempfile.mkdtemp(prefix="review-bench-")
     env = {**os.environ, "REFEREE_VAR_DIR": tmp, "SECRET_KEY": secrets.token_urlsafe(50), "DEBUG": "0"}
     env.pop("DATABASE_URL", None)
+    database = "SQLite WAL"
+    if args.database_url:
+        database = _fresh_postgres(args.database_url)
+        env["DATABASE_URL"], env["DATABASE_CONN_MAX_AGE"] = args.database_url, "600"
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     seeded = json.loads(
         subprocess.run([sys.executable, __file__, "--seed-only", "--reviewers", str(args.reviewers)], cwd=ROOT, env=env,
@@ -283,17 +371,20 @@ def main() -> None:
 
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, __file__, "--serve", str(port)], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True
-    )
+        [sys.executable, __file__, "--serve", str(port), "--server-threads", str(args.server_threads)],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
     try:
         assert server.stdout is not None and server.stdout.readline().strip() == "ready"
         reviewers = seeded["reviewers"]
         revisions = [[0] for _ in reviewers]
         Client(port, "").request("GET", "/__bench__/cache?on")
         run_phase(port, reviewers[:2], 1, 0.0, False, revisions)  # warm-up: imports, caches, first queries
+        load_before = os.getloadavg()
         shipped, err1, wall1 = run_phase(port, reviewers, args.saves, args.think, False, revisions)
         Client(port, "").request("GET", "/__bench__/cache?off")
         alternative, err2, wall2 = run_phase(port, reviewers, args.saves, args.think, True, revisions)
+        load_after = os.getloadavg()
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -302,25 +393,30 @@ def main() -> None:
     n_items = sum(len(r["codes"]) for r in reviewers)
     print(f"review_load: {len(reviewers)} concurrent reviewers, {n_items} assignments, {args.saves} saves per item, "
           f"think {args.think}s, {'released MLR-Bench papers' if seeded['real_papers'] else 'synthetic papers'}, "
-          f"SQLite WAL, threaded WSGI server on loopback")  # fmt: skip
-    print(f"{'server time (ms)':<34}{'n':>6}{'p50':>8}{'p95':>8}{'p99':>8}{'max':>8}")
+          f"{database}, WSGI server with {args.server_threads} worker threads on loopback")  # fmt: skip
+    print(f"load average (1/5/15 min) before {'/'.join(f'{x:.2f}' for x in load_before)}, "
+          f"after {'/'.join(f'{x:.2f}' for x in load_after)}; {os.cpu_count()} CPUs")  # fmt: skip
+    print(f"{'server time (ms)':<38}{'n':>6}{'p50':>8}{'p95':>8}{'p99':>8}{'max':>8}{'queries':>8}")
     rows = [
-        ("item page (shipped, render cache)", shipped.get("item_page", [])),
-        ("draft save (shipped, JSON autosave)", shipped.get("draft_json", [])),
-        ("item page, no render cache", alternative.get("item_page_uncached", [])),
-        ("draft save as full form POST", alternative.get("draft_form", [])),
+        ("item page (shipped, render cache)", shipped, "item_page"),
+        ("draft save (shipped, JSON autosave)", shipped, "draft_json"),
+        ("item page, no render cache", alternative, "item_page_uncached"),
+        ("draft save as full form POST", alternative, "draft_form"),
     ]
-    for label, values in rows:
-        if values:
-            print(
-                f"{label:<34}{len(values):>6}{pct(values, 50):>8.1f}{pct(values, 95):>8.1f}{pct(values, 99):>8.1f}{max(values):>8.1f}"
-            )
-    item95, draft95 = pct(rows[0][1], 95), pct(rows[1][1], 95)
+    for label, stats, kind in rows:
+        if stats["timings"].get(kind):
+            print(_row(label, stats["timings"][kind], stats["queries"].get(kind)))
+    print(f"{'client time, queueing included (ms)':<38}")
+    for label, stats, kind in rows:
+        if stats["client"].get(kind):
+            print(_row(label, stats["client"][kind]))
+    values = [stats["timings"].get(kind, []) for _, stats, kind in rows]
+    item95, draft95 = pct(values[0], 95), pct(values[1], 95)
     verdict = "meets" if max(item95, draft95) <= 50 else "MISSES"
     print(f"target p95 <= 50 ms: item page {item95:.1f} ms, draft save {draft95:.1f} ms -> {verdict} the target")
-    print(f"comparison: uncached item page p95 {pct(rows[2][1], 95):.1f} ms "
-          f"({pct(rows[2][1], 95) / max(item95, 1e-9):.1f}x the cached page); "
-          f"form-POST draft p95 {pct(rows[3][1], 95):.1f} ms ({pct(rows[3][1], 95) / max(draft95, 1e-9):.1f}x the JSON save)")  # fmt: skip
+    print(f"comparison: uncached item page p95 {pct(values[2], 95):.1f} ms "
+          f"({pct(values[2], 95) / max(item95, 1e-9):.1f}x the cached page); "
+          f"form-POST draft p95 {pct(values[3], 95):.1f} ms ({pct(values[3], 95) / max(draft95, 1e-9):.1f}x the JSON save)")  # fmt: skip
     print(f"wall time: shipped phase {wall1:.1f}s, alternative phase {wall2:.1f}s; errors: {len(err1) + len(err2)}"
           + (f" (first: {(err1 + err2)[0]})" if err1 + err2 else ""))  # fmt: skip
 
