@@ -19,6 +19,7 @@ from config.env import (
     env_choice,
     env_float,
     env_int,
+    env_json_object,
     env_list,
     env_size_mb,
     env_str,
@@ -293,8 +294,18 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 MEDIA_ROOT = VAR_DIR / "media"
+# Research artifact files (figures, results, traces, code) go through this storage only
+# (benchmark/research/files.py). One host: a folder under MEDIA_ROOT. Several hosts: a shared folder
+# (ARTIFACT_STORAGE_LOCATION on NFS) or any storage class, e.g. django-storages'
+# "storages.backends.s3.S3Storage" with its options as a JSON object in ARTIFACT_STORAGE_OPTIONS
+# (deploy/README.md). With no location, FileSystemStorage follows MEDIA_ROOT.
+ARTIFACT_STORAGE_BACKEND = env_str("ARTIFACT_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage")
+ARTIFACT_STORAGE_OPTIONS = env_json_object("ARTIFACT_STORAGE_OPTIONS", {})
+if env_str("ARTIFACT_STORAGE_LOCATION", ""):
+    ARTIFACT_STORAGE_OPTIONS["location"] = env_str("ARTIFACT_STORAGE_LOCATION", "")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "artifacts": {"BACKEND": ARTIFACT_STORAGE_BACKEND, "OPTIONS": ARTIFACT_STORAGE_OPTIONS},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 WHITENOISE_USE_FINDERS = True

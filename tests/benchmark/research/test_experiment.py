@@ -8,7 +8,7 @@ import pytest
 from django.db import transaction
 
 from benchmark.models import Artifact, ResearchRun, Run, Task
-from benchmark.research.files import artifact_dir
+from benchmark.research.files import read_bytes
 from benchmark.research.services import research_execute, research_launch
 
 pytestmark = [
@@ -57,7 +57,7 @@ def test_it_runs_the_experiment_agent_in_a_sandbox_and_keeps_its_trace(
     assert run.status == ResearchRun.Status.FINISHED, experiment.error
     assert experiment.content.startswith("# Results") and "0.61" in experiment.content
     assert "figures/acc.png" in experiment.files
-    assert (artifact_dir(experiment) / "figures/acc.png").read_bytes().startswith(b"\x89PNG")
+    assert read_bytes(experiment.code, "figures/acc.png").startswith(b"\x89PNG")
     # The full trace is the agent run's steps; the proposal was in the workspace.
     agent_run = experiment.experiment_run
     assert agent_run.status == Run.Status.FINISHED and agent_run.exit_status == "submitted"
