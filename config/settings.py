@@ -222,6 +222,12 @@ def _sandbox_backend() -> str:
 
 
 SANDBOX_BACKEND = _sandbox_backend()
+# This host's id in sandbox labels, disk owners and run claims; the reaper judges by pid only the
+# sandboxes of its own id. Default: the hostname. Two worker pools on one machine, or hosts sharing a
+# hostname, need distinct ids (deploy/README.md).
+HOST_ID = env_str("REFEREE_HOST_ID", "")
+if ":" in HOST_ID or any(c.isspace() for c in HOST_ID):
+    raise ImproperlyConfigured(f"REFEREE_HOST_ID={HOST_ID!r}: no colon or whitespace (it is written as host:pid)")
 SANDBOX_ALLOW_LOCAL = env_bool("SANDBOX_ALLOW_LOCAL", False)
 SANDBOX_IMAGE = env_str("SANDBOX_IMAGE", "")
 SANDBOX_MEMORY_MB = env_size_mb("SANDBOX_MEMORY", 2048)

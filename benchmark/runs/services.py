@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import logging
 import os
-import socket
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from benchmark.agent.prompt import TASK_TEMPLATE, system_message
 from benchmark.models import AgentConfig, Run, RunGroup, RunShare, Score, Step, Task
 from benchmark.runs import heartbeat, progress, queueing
 from benchmark.runs.resume import committed_steps, policy_restore, prior_usage, workspace_replay
+from sandbox.conf import host_id
 
 log = logging.getLogger(__name__)
 
@@ -335,7 +335,7 @@ def _worker_name() -> str:
             return str(job.worker_name)
     except Exception:  # outside a worker
         pass
-    return f"{socket.gethostname()}:{os.getpid()}"
+    return f"{host_id()}:{os.getpid()}"
 
 
 INTERRUPTED = "interrupted"  # exit status of a run stopped by a fault, not by its agent
