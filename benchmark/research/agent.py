@@ -20,7 +20,12 @@ from typing import Any
 from django.utils import timezone
 
 from benchmark.models import AgentConfig, Run
-from benchmark.research.experiment import ExperimentOutcome, ExperimentRequest, ExperimentUnavailable
+from benchmark.research.experiment import (
+    ExperimentInterrupted,
+    ExperimentOutcome,
+    ExperimentRequest,
+    ExperimentUnavailable,
+)
 from benchmark.research.files import IMAGE_SUFFIXES, TEXT_SUFFIXES
 
 log = logging.getLogger(__name__)
@@ -92,6 +97,7 @@ def _modules() -> dict[str, Any]:
         ) from exc
     return {
         "step_append": progress.step_append,
+        "LiveChannelDown": progress.LiveChannelDown,
         "Environment": Environment,
         "run_loop": run_loop,
         "LLMPolicy": LLMPolicy,
@@ -165,6 +171,7 @@ def research_experiment_run(request: ExperimentRequest) -> ExperimentOutcome:
     session = None
     policy = None
     error = ""
+    interrupted = ""
     exit_status = "exit_error"
     results, files, problems = "", {}, []
     try:
@@ -202,6 +209,11 @@ def research_experiment_run(request: ExperimentRequest) -> ExperimentOutcome:
         results, files, problems = _collect(session)
     except ExperimentUnavailable:
         raise
+    except parts["LiveChannelDown"] as exc:  # the runs' own outage limit (benchmark.runs.progress)
+        log.warning("experiment of research run %s interrupted: %s", research_run.code, exc)
+        interrupted = (
+            f"{exc}. The agent run's {run.step_count} committed step(s) are kept; Resume runs the stage again."
+        )
     except Exception as exc:  # the sandbox or the agent failed: recorded on the run and the stage
         log.exception("experiment of research run %s failed", research_run.code)
         error = f"{type(exc).__name__}: {exc}"
@@ -213,9 +225,9 @@ def research_experiment_run(request: ExperimentRequest) -> ExperimentOutcome:
                 log.exception("closing the experiment sandbox of %s", research_run.code)
     usage = policy.usage if policy is not None else None
     Run.objects.filter(pk=run.pk).update(
-        status=Run.Status.FAILED if error else Run.Status.FINISHED,
-        exit_status=exit_status,
-        error=error,
+        status=Run.Status.INTERRUPTED if interrupted else Run.Status.FAILED if error else Run.Status.FINISHED,
+        exit_status="interrupted" if interrupted else exit_status,
+        error=interrupted or error,
         finished_at=timezone.now(),
         tokens_sent=usage.tokens_sent if usage else 0,
         tokens_received=usage.tokens_received if usage else 0,
@@ -223,6 +235,8 @@ def research_experiment_run(request: ExperimentRequest) -> ExperimentOutcome:
         api_calls=usage.api_calls if usage else 0,
     )
     run.refresh_from_db()
+    if interrupted:
+        raise ExperimentInterrupted(interrupted, run=run)
     if not error and not results.strip():
         error = f"the agent ended ({exit_status}) without writing results.md"
     return ExperimentOutcome(
