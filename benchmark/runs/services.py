@@ -326,7 +326,8 @@ def endpoint_of(agent: AgentConfig) -> str:
     return f"{endpoint.name} at {endpoint.base_url or public_url(endpoint.provider)}"
 
 
-def _worker_name() -> str:
+def worker_claim_name() -> str:
+    """Who drives a run: the RQ worker's name inside a job, else host id:pid (the reaper's evidence)."""
     try:
         from rq import get_current_job
 
@@ -351,7 +352,7 @@ def run_execute(*, run_id: int) -> Run | None:
     claimed = Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(
         status=Run.Status.RUNNING,
         started_at=Coalesce("started_at", Value(now)),  # a resumed run's wall time counts both parts
-        worker_name=_worker_name(),
+        worker_name=worker_claim_name(),
         heartbeat_at=now,
     )
     if not claimed:
