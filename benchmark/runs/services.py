@@ -23,6 +23,7 @@ from benchmark.agent.prompt import TASK_TEMPLATE, system_message
 from benchmark.models import AgentConfig, Run, RunGroup, RunShare, Score, Step, Task
 from benchmark.runs import heartbeat, progress, queueing
 from benchmark.runs.resume import committed_steps, policy_restore, prior_usage, workspace_replay
+from config.db import reconnecting
 from sandbox.conf import host_id
 
 log = logging.getLogger(__name__)
@@ -185,7 +186,10 @@ class RunRecorder:
     harness_seconds: list[float] = field(default_factory=list)
 
     def cancelled(self) -> bool:
-        status = Run.objects.filter(pk=self.run.pk).values_list("status", flat=True).first()
+        status = reconnecting(
+            lambda: Run.objects.filter(pk=self.run.pk).values_list("status", flat=True).first(),
+            what=f"the cancel check of run {self.run.code}",
+        )
         return status != Run.Status.RUNNING
 
     def step(self, *, decision: Decision, observation: Observation, state: dict[str, Any], harness: float) -> None:
@@ -466,20 +470,24 @@ def _run_finish(*, run: Run, outcome: Outcome, error: str, policy: Any, recorder
         status, exit_status = Run.Status.FINISHED, outcome.exit_status
     if outcome.detail and not error:
         params["exit_detail"] = outcome.detail
-    # Only a run still marked running is finished here: a cancel or the reaper keeps its say.
-    Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
-        status=status,
-        exit_status=exit_status,
-        error=error,
-        finished_at=timezone.now(),
-        tokens_sent=usage.tokens_sent,
-        tokens_received=usage.tokens_received,
-        cost=usage.cost,
-        api_calls=usage.api_calls,
-        params=params,
-    )
-    Run.objects.filter(pk=run.pk).update(params=params)
-    run.refresh_from_db()
+
+    def finish() -> None:
+        # Only a run still marked running is finished here: a cancel or the reaper keeps its say.
+        Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
+            status=status,
+            exit_status=exit_status,
+            error=error,
+            finished_at=timezone.now(),
+            tokens_sent=usage.tokens_sent,
+            tokens_received=usage.tokens_received,
+            cost=usage.cost,
+            api_calls=usage.api_calls,
+            params=params,
+        )
+        Run.objects.filter(pk=run.pk).update(params=params)
+        run.refresh_from_db()
+
+    reconnecting(finish, what=f"the end of run {run.code}")  # the same on a second try
     progress.run_status_send(run)  # one try: the status is committed, a reconnecting viewer reads it
     log.info("run %s ended: %s %s after %.1fs", run.code, run.status, run.exit_status, wall)
     return run
