@@ -16,7 +16,7 @@ import pytest
 
 from benchmark.runs.heartbeat import heartbeat_key
 from tests.benchmark.runs.test_worker_kill import SEED, wait_for
-from tests.processes import MANAGE, SHELL, process_database
+from tests.processes import MANAGE, SHELL, mounts_under, process_database, sweep_disks
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.django_db(transaction=True)]
 
@@ -126,3 +126,6 @@ def test_it_keeps_pool_b_working_and_interrupts_pool_a_runs_when_pool_a_dies(
             dead = Worker.find_by_key(f"rq:worker:{name}", connection=redis_client)
             if dead is not None:
                 dead.register_death()
+        killed_disks = sweep_disks(tmp_path / "host-a")  # host A's housekeeping, back after the crash
+    assert mounts_under(tmp_path) == []
+    assert killed_disks == [] or all("host-a" in path for path, _ in killed_disks)
