@@ -56,11 +56,11 @@ def _django() -> None:
 def seed(n_reviewers: int) -> dict:
     """Rubric, papers, reviewers with sessions, a campaign with 2 reviewers per item."""
     _django()
-    from django.conf import settings
     from django.contrib.sessions.backends.db import SessionStore
 
     from accounts.services import user_create
     from benchmark.models import Artifact, ResearchRun, Task
+    from benchmark.research.files import file_store
     from judge.models import Rubric
     from review.services import campaign_assign, campaign_create
 
@@ -96,10 +96,8 @@ def seed(n_reviewers: int) -> dict:
         artifact = Artifact.objects.create(
             research_run=run, stage="paper", content=content, files=[f.name for f in figures]
         )
-        folder = Path(settings.MEDIA_ROOT) / "artifacts" / str(artifact.code)
-        folder.mkdir(parents=True, exist_ok=True)
         for f in figures:
-            (folder / f.name).write_bytes(f.read_bytes())
+            file_store(artifact=artifact, relative=f.name, source=f)
         papers.append(artifact)
     reviewers = [user_create(username=f"bench{i}", role="reviewer") for i in range(n_reviewers)]
     campaign = campaign_create(name="bench", rubric=rubric, artifacts=papers, reviewers=reviewers, reviewers_per_item=2)

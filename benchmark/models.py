@@ -520,7 +520,8 @@ class ResearchRun(models.Model):
 
 
 class Artifact(models.Model):
-    """A stage output of a research run. Files (figures, code) live under MEDIA_ROOT/artifacts/<code>/."""
+    """A stage output of a research run. Files (figures, code) live in the "artifacts" storage
+    (benchmark/research/files.py), named artifacts/<code>/<relative path>."""
 
     class Stage(models.TextChoices):
         IDEA = "idea"
@@ -533,11 +534,12 @@ class Artifact(models.Model):
         RUNNING = "running"
         DONE = "done"
         FAILED = "failed"
+        INTERRUPTED = "interrupted"  # a fault outside the stage (Redis away too long); run it again
 
     code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     research_run = models.ForeignKey(ResearchRun, on_delete=models.CASCADE, related_name="artifacts")
     stage = models.CharField(max_length=12, choices=Stage.choices)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DONE)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.DONE)
     content = OutputTextField(blank=True, help_text="markdown")
     data = OutputJSONField(default=dict, blank=True, help_text="structured output: references, results, trace summary")
     files = models.JSONField(default=list, blank=True, help_text="relative paths of stored files")

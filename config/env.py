@@ -6,9 +6,11 @@ DEBUG=maybe stops start-up with a message instead of silently meaning "false".
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -86,6 +88,20 @@ def env_list(name: str, default: list[str], environ: Mapping[str, str] | None = 
     if any(not item for item in items):
         raise ImproperlyConfigured(f"{name}={value!r} has an empty item: separate values with single commas")
     return items
+
+
+def env_json_object(name: str, default: dict[str, Any], environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A JSON object (e.g. a storage backend's options); anything else is a configuration error."""
+    value = _raw(name, environ)
+    if value is None or value == "":
+        return dict(default)
+    try:
+        parsed = json.loads(value)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} is not valid JSON: {exc}") from None
+    if not isinstance(parsed, dict):
+        raise ImproperlyConfigured(f"{name} must be a JSON object, got {type(parsed).__name__}")
+    return parsed
 
 
 def env_choice(name: str, default: str, choices: tuple[str, ...], environ: Mapping[str, str] | None = None) -> str:

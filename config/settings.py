@@ -19,6 +19,7 @@ from config.env import (
     env_choice,
     env_float,
     env_int,
+    env_json_object,
     env_list,
     env_size_mb,
     env_str,
@@ -221,6 +222,12 @@ def _sandbox_backend() -> str:
 
 
 SANDBOX_BACKEND = _sandbox_backend()
+# This host's id in sandbox labels, disk owners and run claims; the reaper judges by pid only the
+# sandboxes of its own id. Default: the hostname. Two worker pools on one machine, or hosts sharing a
+# hostname, need distinct ids (deploy/README.md).
+HOST_ID = env_str("REFEREE_HOST_ID", "")
+if ":" in HOST_ID or any(c.isspace() for c in HOST_ID):
+    raise ImproperlyConfigured(f"REFEREE_HOST_ID={HOST_ID!r}: no colon or whitespace (it is written as host:pid)")
 SANDBOX_ALLOW_LOCAL = env_bool("SANDBOX_ALLOW_LOCAL", False)
 SANDBOX_IMAGE = env_str("SANDBOX_IMAGE", "")
 SANDBOX_MEMORY_MB = env_size_mb("SANDBOX_MEMORY", 2048)
@@ -300,8 +307,18 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 MEDIA_ROOT = VAR_DIR / "media"
+# Research artifact files (figures, results, traces, code) go through this storage only
+# (benchmark/research/files.py). One host: a folder under MEDIA_ROOT. Several hosts: a shared folder
+# (ARTIFACT_STORAGE_LOCATION on NFS) or any storage class, e.g. django-storages'
+# "storages.backends.s3.S3Storage" with its options as a JSON object in ARTIFACT_STORAGE_OPTIONS
+# (deploy/README.md). With no location, FileSystemStorage follows MEDIA_ROOT.
+ARTIFACT_STORAGE_BACKEND = env_str("ARTIFACT_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage")
+ARTIFACT_STORAGE_OPTIONS = env_json_object("ARTIFACT_STORAGE_OPTIONS", {})
+if env_str("ARTIFACT_STORAGE_LOCATION", ""):
+    ARTIFACT_STORAGE_OPTIONS["location"] = env_str("ARTIFACT_STORAGE_LOCATION", "")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "artifacts": {"BACKEND": ARTIFACT_STORAGE_BACKEND, "OPTIONS": ARTIFACT_STORAGE_OPTIONS},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 WHITENOISE_USE_FINDERS = True

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
-
 from benchmark.models import Artifact
+from benchmark.research import files as artifact_files
 from judge.models import Rubric
 from judge.rubrics import SUPPLEMENTARY_STAGES
 
@@ -63,16 +62,8 @@ def _clip(text: str, budget: int) -> str:
     return f"{text[:half]}\n\n[... {len(text) - budget:,} characters cut by Referee ...]\n\n{text[-half:]}"
 
 
-def _artifact_dir(artifact: Artifact) -> Path:
-    return Path(settings.MEDIA_ROOT) / "artifacts" / str(artifact.code)
-
-
 def _read(artifact: Artifact, relative: str) -> str | None:
-    base = _artifact_dir(artifact).resolve()
-    path = (base / relative).resolve()
-    if not path.is_relative_to(base) or not path.is_file():
-        return None
-    return path.read_text(encoding="utf-8", errors="replace")
+    return artifact_files.read_text(artifact.code, relative)
 
 
 def _block_text(block: Any) -> str:

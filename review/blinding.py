@@ -28,13 +28,14 @@ import re
 import secrets
 from collections.abc import Callable, Iterator
 from functools import lru_cache
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 import nh3
 from django.conf import settings
 from markdown_it import MarkdownIt
 
 from benchmark.models import Artifact
+from benchmark.research import files as artifact_files
 from review.chatter import strip_chatter
 
 SCRUBBED = "[system]"
@@ -129,17 +130,9 @@ def figure_id(assignment_code: str, relpath: str) -> str:
     return hmac.new(key, f"figure:{assignment_code}:{relpath}".encode(), hashlib.sha256).hexdigest()[:20]
 
 
-def artifact_dir(artifact_code: str) -> Path:
-    return Path(settings.MEDIA_ROOT) / "artifacts" / str(artifact_code)
-
-
-def resolve_stored(artifact_code: str, relpath: str) -> Path | None:
-    """The stored file, only if it is inside the artifact's folder and exists."""
-    base = artifact_dir(artifact_code).resolve()
-    path = (base / relpath).resolve()
-    if base not in path.parents or not path.is_file():
-        return None
-    return path
+def read_stored(artifact_code: str, relpath: str) -> bytes | None:
+    """The stored file's bytes, only if it is inside the artifact's folder and exists (files.py checks)."""
+    return artifact_files.read_bytes(artifact_code, relpath)
 
 
 def image_map(files: list[str]) -> dict[str, str]:
@@ -505,10 +498,9 @@ def item_changes(item, names: list[str]) -> list[dict]:  # item: review.models.C
     out = [{"file": "paper", "changes": text_changes(item.artifact.content, names, prose=True, costs=False)}]
     quoted = quoted_chatter(item.artifact)
     for artifact, rel in supplementary_files(item):
-        path = resolve_stored(str(artifact.code), rel)
-        if path is None:
+        text = artifact_files.read_text(str(artifact.code), rel)
+        if text is None:
             continue
-        text = path.read_text(encoding="utf-8", errors="replace")
         prose = PurePosixPath(rel).suffix.lower() in PROSE_EXTENSIONS
         changes = text_changes(text, names, prose=prose, costs=True, quoted=quoted)
         if changes:

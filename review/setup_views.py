@@ -154,10 +154,10 @@ def item_preview_figure(request: HttpRequest, code: str, icode: str, fid: str) -
     rel = blinding.find_file(
         files=artifact.files or [], assignment_code=_preview_key(item), fid=fid, extensions=blinding.IMAGE_EXTENSIONS
     )
-    path = blinding.resolve_stored(str(artifact.code), rel) if rel else None
-    if path is None:
+    data = blinding.read_stored(str(artifact.code), rel) if rel else None
+    if data is None:
         raise Http404("No such figure.")
-    return _file_response(path.read_bytes(), mimetypes.guess_type(path.name)[0] or "application/octet-stream")
+    return _file_response(data, mimetypes.guess_type(rel)[0] or "application/octet-stream")
 
 
 # ---------------------------------------------------------------- invitations

@@ -351,11 +351,11 @@ def figure(request: HttpRequest, code: str, fid: str) -> HttpResponse:
     rel = blinding.find_file(
         files=artifact.files or [], assignment_code=assignment.code, fid=fid, extensions=blinding.IMAGE_EXTENSIONS
     )
-    path = blinding.resolve_stored(str(artifact.code), rel) if rel else None
-    if path is None:
+    data = blinding.read_stored(str(artifact.code), rel) if rel else None
+    if data is None:
         raise Http404("No such figure.")
-    content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-    return _file_response(path.read_bytes(), content_type)
+    content_type = mimetypes.guess_type(rel)[0] or "application/octet-stream"
+    return _file_response(data, content_type)
 
 
 @require_GET
@@ -366,10 +366,10 @@ def supplementary(request: HttpRequest, code: str, fid: str) -> HttpResponse:
         raise Http404("No supplementary material in this campaign.")
     for artifact, rel in _supplementary(assignment):
         if _supp_id(assignment, artifact, rel) == fid:
-            path = blinding.resolve_stored(str(artifact.code), rel)
-            if path is None:
+            data = blinding.read_stored(str(artifact.code), rel)
+            if data is None:
                 break
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = data.decode("utf-8", errors="replace")
             names = blinding.item_system_names(assignment.item)
             shown = blinding.blind_file(rel, text, names, blinding.quoted_chatter(assignment.item.artifact))
             return _file_response(shown.encode(), "text/plain; charset=utf-8")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import struct
 import time
 import uuid
@@ -92,7 +91,7 @@ def session_labels(spec: SandboxSpec, session_id: str) -> dict[str, str]:
     return {
         LABEL: "1",
         f"{LABEL}.session": session_id,
-        f"{LABEL}.worker": f"{socket.gethostname()}:{os.getpid()}",
+        f"{LABEL}.worker": f"{conf.host_id()}:{os.getpid()}",
         f"{LABEL}.created": str(int(time.time())),
         **spec.labels,
     }

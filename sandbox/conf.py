@@ -7,6 +7,7 @@ and so that tests can override settings per test.
 from __future__ import annotations
 
 import functools
+import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +26,14 @@ def _setting(name: str, default: Any) -> Any:
     return getattr(settings, name, default)
 
 
+def host_id() -> str:
+    """This host's name in sandbox labels, disk owners and run claims (settings.HOST_ID, else the
+    hostname). Each reaper judges only its own host's sandboxes by pid: two worker pools on one
+    machine (or two hosts with the same hostname) need different ids, or one would take the other's
+    live pids for dead ones."""
+    return str(_setting("HOST_ID", "") or socket.gethostname())
+
+
 def base_dir() -> Path:
     """The project root (for the ``var/`` cache); settings.BASE_DIR when configured."""
     value = _setting("BASE_DIR", None)
@@ -39,7 +48,10 @@ def disk_dir() -> Path:
     """Where size-limited sandbox disks (loop-mounted ext4 images) live: must be on real disk,
     never on tmpfs, whose pages would count as RAM again."""
     value = _setting("SANDBOX_DISK_DIR", None)
-    return Path(value) if value else base_dir() / "var" / "sandbox-disks"
+    if value:
+        return Path(value)
+    var = _setting("VAR_DIR", None)  # each host (REFEREE_VAR_DIR) owns its disks; its reaper sweeps them
+    return Path(var) / "sandbox-disks" if var else base_dir() / "var" / "sandbox-disks"
 
 
 def backend_name() -> str:

@@ -26,6 +26,7 @@ from sandbox import conf
 
 MKFS = ["mkfs.ext4", "-q", "-F", "-m", "0", "-O", "^has_journal", "-E", "lazy_itable_init=1,nodiscard"]
 MOUNT_OPTIONS = "loop,nosuid,nodev"
+OWNERLESS_GRACE = 60.0  # seconds a disk folder may lack its owner file (it is written right after mkdtemp)
 
 
 class DiskError(RuntimeError):
@@ -110,14 +111,18 @@ def reap_disks(*, dry_run: bool = False, alive: object = None) -> list[str]:
     if not root.is_dir():
         return removed
     for folder in root.iterdir():
+        if not folder.is_dir() or folder.is_symlink():
+            continue
         owner = folder / ".owner"
         try:
             pid = int(owner.read_text())
             created = owner.stat().st_mtime
         except (OSError, ValueError):
-            continue
-        if callable(alive) and alive(pid, created):
-            continue
+            if not _ownerless_orphan(folder):
+                continue
+        else:
+            if callable(alive) and alive(pid, created):
+                continue
         removed.append(str(folder))
         if dry_run:
             continue
@@ -125,6 +130,19 @@ def reap_disks(*, dry_run: bool = False, alive: object = None) -> list[str]:
             unmount(folder / "mnt")
         shutil.rmtree(folder, ignore_errors=True)
     return removed
+
+
+def _ownerless_orphan(folder: Path) -> bool:
+    """A disk folder without a readable owner: a live Disk writes `.owner` before it mounts, so a
+    mounted one lost its owner file to a removal of the folder (`rm -rf var/`, which deletes
+    everything but the busy mountpoint); an unmounted one is orphaned once past the moment between
+    mkdtemp and that write."""
+    if os.path.ismount(folder / "mnt"):
+        return True
+    try:
+        return time.time() - folder.stat().st_mtime > OWNERLESS_GRACE
+    except OSError:
+        return False
 
 
 def session_disks(*, session: str, workspace_mb: int, tmp_mb: int, uid: int, gid: int) -> list[Disk]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sandbox import conf
 from sandbox.base import LABEL
 
 RunEndedHook = Callable[[dict[str, str]], bool]
@@ -54,7 +54,7 @@ class Reaper:
 
     def worker_dead(self, labels: dict[str, str]) -> bool:
         host, _, pid = labels.get(f"{LABEL}.worker", "").rpartition(":")
-        if host != socket.gethostname() or not pid.isdigit():
+        if host != conf.host_id() or not pid.isdigit():
             return False  # another host's worker: only that host can tell
         started = process_started_at(int(pid))
         created = float(labels.get(f"{LABEL}.created", "0") or 0)

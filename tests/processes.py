@@ -110,3 +110,22 @@ def process_database(var_dir: Path) -> ProcessDatabase:
     path = var_dir / "referee.sqlite3"
     shutil.copyfile(_migrated_sqlite(), path)
     return ProcessDatabase(env=env, sqlite_path=path)
+
+
+def mounts_under(path: Path) -> list[str]:
+    """Mount points at or below `path` (from /proc/self/mountinfo)."""
+    base = str(path)
+    with open("/proc/self/mountinfo") as handle:
+        points = [line.split()[4].replace("\\040", " ") for line in handle]
+    return [p for p in points if p == base or p.startswith(base + "/")]
+
+
+def sweep_disks(var_dir: Path) -> list[tuple[str, str]]:
+    """The sandbox-disk sweep of the host whose var dir is `var_dir`, as its housekeeping runs it
+    after a crash: a worker killed -9 never tears its loop-mounted disks down itself."""
+    from django.test import override_settings
+
+    from sandbox.reaper import Reaper
+
+    with override_settings(SANDBOX_DISK_DIR=str(var_dir / "sandbox-disks")):
+        return Reaper(log=lambda line: None).reap_disks()

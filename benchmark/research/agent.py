@@ -20,7 +20,12 @@ from typing import Any
 from django.utils import timezone
 
 from benchmark.models import AgentConfig, Run
-from benchmark.research.experiment import ExperimentOutcome, ExperimentRequest, ExperimentUnavailable
+from benchmark.research.experiment import (
+    ExperimentInterrupted,
+    ExperimentOutcome,
+    ExperimentRequest,
+    ExperimentUnavailable,
+)
 from benchmark.research.files import IMAGE_SUFFIXES, TEXT_SUFFIXES
 
 log = logging.getLogger(__name__)
@@ -82,8 +87,8 @@ def _modules() -> dict[str, Any]:
         from benchmark.agent.loop import run_loop
         from benchmark.agent.policies import LLMPolicy, ModelSettings
         from benchmark.agent.prompt import system_message
-        from benchmark.runs import progress
-        from benchmark.runs.services import run_preflight
+        from benchmark.runs import heartbeat, progress
+        from benchmark.runs.services import run_preflight, worker_claim_name
         from sandbox import SandboxSpec, open_session
     except ImportError as exc:
         raise ExperimentUnavailable(
@@ -92,6 +97,9 @@ def _modules() -> dict[str, Any]:
         ) from exc
     return {
         "step_append": progress.step_append,
+        "beating": heartbeat.beating,
+        "worker_claim_name": worker_claim_name,
+        "LiveChannelDown": progress.LiveChannelDown,
         "Environment": Environment,
         "run_loop": run_loop,
         "LLMPolicy": LLMPolicy,
@@ -155,74 +163,87 @@ def research_experiment_run(request: ExperimentRequest) -> ExperimentOutcome:
         method=agent.name,
         status=Run.Status.RUNNING,
         started_at=timezone.now(),
+        # Claimed like a queued run (benchmark.runs.services.run_execute), and beating below: the
+        # run reaper otherwise takes a step that runs longer than RUN_HEARTBEAT_TTL for a dead worker.
+        worker_name=parts["worker_claim_name"](),
+        heartbeat_at=timezone.now(),
         params={"research_run": str(research_run.code), "stage": "experiment", "max_steps": max_steps},
     )
-    spec = parts["SandboxSpec"](
-        network=False,
-        labels={"referee.run": str(run.code), "referee.task": research_run.task.slug, "referee.role": "research"},
-        workdir=WORKDIR,
-    )
-    session = None
-    policy = None
-    error = ""
-    exit_status = "exit_error"
-    results, files, problems = "", {}, []
-    try:
-        connection, _ = parts["run_preflight"](run=run)  # fail fast, with the provider's words, before the sandbox
-        session = parts["open_session"](spec)
-        for name, text in request.inputs.items():
-            session.put_file(f"{WORKDIR}/{name}", text.encode("utf-8"))
-        env = parts["Environment"](
-            session=session, evaluate=lambda split: _NoScore(), command_timeout=command_timeout, literature=None
+    with parts["beating"](run.code):  # stops once the final status below is committed
+        spec = parts["SandboxSpec"](
+            network=False,
+            labels={"referee.run": str(run.code), "referee.task": research_run.task.slug, "referee.role": "research"},
+            workdir=WORKDIR,
         )
-        system = parts["system_message"](
-            available=env.available_tools, max_steps=max_steps, command_timeout=command_timeout
+        session = None
+        policy = None
+        error = ""
+        interrupted = ""
+        exit_status = "exit_error"
+        results, files, problems = "", {}, []
+        try:
+            connection, _ = parts["run_preflight"](run=run)  # fail fast, with the provider's words, before the sandbox
+            session = parts["open_session"](spec)
+            for name, text in request.inputs.items():
+                session.put_file(f"{WORKDIR}/{name}", text.encode("utf-8"))
+            env = parts["Environment"](
+                session=session, evaluate=lambda split: _NoScore(), command_timeout=command_timeout, literature=None
+            )
+            system = parts["system_message"](
+                available=env.available_tools, max_steps=max_steps, command_timeout=command_timeout
+            )
+            task_message = TASK_MESSAGE.format(instructions=request.instructions, max_steps=max_steps, workdir=WORKDIR)
+            run.params = {**run.params, "prompt": {"system": system, "task": task_message}}
+            run.save(update_fields=["params"])
+            policy = parts["LLMPolicy"](
+                settings=parts["ModelSettings"](
+                    model=research_run.backbone,
+                    temperature=agent.temperature,
+                    top_p=agent.top_p,
+                    max_tokens=4096,
+                    cost_limit=float(limits.get("cost_limit", agent.cost_limit)),
+                    history_window=agent.history_window,
+                    endpoint=connection,
+                ),
+                system=system,
+                task_message=task_message,
+            )
+            outcome = parts["run_loop"](
+                env=env, policy=policy, recorder=_Recorder(run, parts["step_append"]), max_steps=max_steps
+            )
+            # With no evaluator every submit "fails" to score; what matters is how the loop ended.
+            exit_status = "submitted" if "(submit)" in outcome.exit_status else outcome.exit_status
+            results, files, problems = _collect(session)
+        except ExperimentUnavailable:
+            raise
+        except parts["LiveChannelDown"] as exc:  # the runs' own outage limit (benchmark.runs.progress)
+            log.warning("experiment of research run %s interrupted: %s", research_run.code, exc)
+            interrupted = (
+                f"{exc}. The agent run's {run.step_count} committed step(s) are kept; Resume runs the stage again."
+            )
+        except Exception as exc:  # the sandbox or the agent failed: recorded on the run and the stage
+            log.exception("experiment of research run %s failed", research_run.code)
+            error = f"{type(exc).__name__}: {exc}"
+        finally:
+            if session is not None:
+                try:
+                    session.close()
+                except Exception:
+                    log.exception("closing the experiment sandbox of %s", research_run.code)
+        usage = policy.usage if policy is not None else None
+        Run.objects.filter(pk=run.pk).update(
+            status=Run.Status.INTERRUPTED if interrupted else Run.Status.FAILED if error else Run.Status.FINISHED,
+            exit_status="interrupted" if interrupted else exit_status,
+            error=interrupted or error,
+            finished_at=timezone.now(),
+            tokens_sent=usage.tokens_sent if usage else 0,
+            tokens_received=usage.tokens_received if usage else 0,
+            cost=usage.cost if usage else 0.0,
+            api_calls=usage.api_calls if usage else 0,
         )
-        task_message = TASK_MESSAGE.format(instructions=request.instructions, max_steps=max_steps, workdir=WORKDIR)
-        run.params = {**run.params, "prompt": {"system": system, "task": task_message}}
-        run.save(update_fields=["params"])
-        policy = parts["LLMPolicy"](
-            settings=parts["ModelSettings"](
-                model=research_run.backbone,
-                temperature=agent.temperature,
-                top_p=agent.top_p,
-                max_tokens=4096,
-                cost_limit=float(limits.get("cost_limit", agent.cost_limit)),
-                history_window=agent.history_window,
-                endpoint=connection,
-            ),
-            system=system,
-            task_message=task_message,
-        )
-        outcome = parts["run_loop"](
-            env=env, policy=policy, recorder=_Recorder(run, parts["step_append"]), max_steps=max_steps
-        )
-        # With no evaluator every submit "fails" to score; what matters is how the loop ended.
-        exit_status = "submitted" if "(submit)" in outcome.exit_status else outcome.exit_status
-        results, files, problems = _collect(session)
-    except ExperimentUnavailable:
-        raise
-    except Exception as exc:  # the sandbox or the agent failed: recorded on the run and the stage
-        log.exception("experiment of research run %s failed", research_run.code)
-        error = f"{type(exc).__name__}: {exc}"
-    finally:
-        if session is not None:
-            try:
-                session.close()
-            except Exception:
-                log.exception("closing the experiment sandbox of %s", research_run.code)
-    usage = policy.usage if policy is not None else None
-    Run.objects.filter(pk=run.pk).update(
-        status=Run.Status.FAILED if error else Run.Status.FINISHED,
-        exit_status=exit_status,
-        error=error,
-        finished_at=timezone.now(),
-        tokens_sent=usage.tokens_sent if usage else 0,
-        tokens_received=usage.tokens_received if usage else 0,
-        cost=usage.cost if usage else 0.0,
-        api_calls=usage.api_calls if usage else 0,
-    )
     run.refresh_from_db()
+    if interrupted:
+        raise ExperimentInterrupted(interrupted, run=run)
     if not error and not results.strip():
         error = f"the agent ended ({exit_status}) without writing results.md"
     return ExperimentOutcome(

@@ -61,6 +61,15 @@ class ExperimentUnavailable(Exception):
     """No agent or sandbox is available to run experiments on this deployment."""
 
 
+class ExperimentInterrupted(Exception):
+    """A fault outside the agent stopped the experiment (Redis away past RUN_REDIS_OUTAGE_LIMIT):
+    the stage and its research run end interrupted, not failed; the agent run keeps its steps."""
+
+    def __init__(self, message: str, run: Run | None = None) -> None:
+        super().__init__(message)
+        self.run = run
+
+
 ExperimentAgent = Callable[[ExperimentRequest], ExperimentOutcome]
 
 

@@ -34,7 +34,7 @@ from typing import Any
 from django.utils import timezone
 
 from benchmark.models import Artifact
-from benchmark.research.files import artifact_dir, clean_relative
+from benchmark.research.files import read_text
 
 AUDIT_VERSION = "fabrication audit v1"
 RESULTS_HEADING = re.compile(
@@ -288,7 +288,6 @@ def _written_by_hand(relative: str, written: set[str]) -> bool:
 
 def collect_sources(experiment: Artifact) -> tuple[list[Source], list[dict[str, str]]]:
     """(evidence sources, excluded files with the reason) of an experiment artifact's stored files."""
-    base = artifact_dir(experiment)
     data = experiment.data or {}
     files = list(experiment.files or [])
     traces = [
@@ -300,10 +299,13 @@ def collect_sources(experiment: Artifact) -> tuple[list[Source], list[dict[str, 
     excluded: list[dict[str, str]] = []
     written: set[str] = set()
     for relative in traces:
-        path = base / relative
+        text = read_text(experiment.code, relative)
+        if text is None:
+            excluded.append({"file": relative, "reason": "listed but not stored"})
+            continue
         try:
-            trace = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-        except (OSError, ValueError) as exc:
+            trace = json.loads(text)
+        except ValueError as exc:
             excluded.append({"file": relative, "reason": f"unreadable trace: {exc}"})
             continue
         found, wrote = _trace_sources(trace, relative)
@@ -318,12 +320,12 @@ def collect_sources(experiment: Artifact) -> tuple[list[Source], list[dict[str, 
         if _written_by_hand(relative, written):
             excluded.append({"file": relative, "reason": "written by the agent's own write tool, not by running code"})
             continue
-        path = base / (clean_relative(relative) or "")
-        if not path.is_file():
+        text = read_text(experiment.code, relative)
+        if text is None:
             excluded.append({"file": relative, "reason": "listed but not stored"})
             continue
         kind = "log" if suffix == ".log" or "log" in PurePosixPath(relative).name.lower() else "result file"
-        sources.append(Source(name=relative, kind=kind, text=path.read_text(encoding="utf-8", errors="replace")))
+        sources.append(Source(name=relative, kind=kind, text=text))
     for relative in files:
         if PurePosixPath(relative).suffix.lower() == ".md":
             excluded.append({"file": relative, "reason": "markdown the agent wrote (its own summary), not output"})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from benchmark.llm.check import launch_problem
 from benchmark.llm.forms import model_choices, model_pick
 from benchmark.models import Artifact, Task
 from benchmark.research import literature
-from benchmark.research.files import IMAGE_SUFFIXES, clean_relative
+from benchmark.research.files import IMAGE_SUFFIXES, clean_relative, corpus_store
 from benchmark.research.pipeline import STAGES
 from benchmark.research.services import research_inputs_problem
 from benchmark.research.tasks import CATEGORIES
@@ -189,13 +188,8 @@ class LaunchForm(forms.Form):
                 if self.cleaned_data.get("literature_provider") == "corpus"
                 else ""
             )
-        folder = Path(settings.MEDIA_ROOT) / "corpora"
-        folder.mkdir(parents=True, exist_ok=True)
-        target = folder / f"{uuid.uuid4()}.jsonl"
-        with target.open("wb") as handle:
-            for chunk in upload.chunks():
-                handle.write(chunk)
-        return str(target)
+        upload.seek(0)  # the problem check read it
+        return corpus_store(upload.chunks())
 
     def _given(self) -> dict[str, str]:
         data = self.cleaned_data

@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import httpx2
@@ -24,6 +24,7 @@ from django.conf import settings
 
 from benchmark.llm import Endpoint, complete
 from benchmark.llm.transport import http_client
+from benchmark.research import files as artifact_files
 
 PROVIDERS = ("openai_search", "semantic_scholar", "corpus")
 S2_URL = "https://api.semanticscholar.org/graph/v1/paper/search"
@@ -125,6 +126,13 @@ def parse_corpus(lines: Iterable[str], name: str) -> tuple[list[Reference], list
 
 def load_corpus(path: str | Path) -> tuple[list[Reference], list[str]]:
     """The corpus rows and the problems found (line numbers named); bad lines are skipped, not fatal."""
+    if str(path).startswith(artifact_files.CORPUS_SCHEME):  # uploaded with the launch, in the shared storage
+        stored = artifact_files.corpus_open(str(path))
+        if stored is None:
+            raise LiteratureError(f"uploaded corpus {path} not found in the artifact storage")
+        with stored:
+            text = stored.read().decode("utf-8", errors="replace")
+        return parse_corpus(text.splitlines(), PurePosixPath(str(path)).name)
     file = Path(path)
     if not file.is_file():
         raise LiteratureError(f"corpus file {file} not found")

@@ -19,7 +19,7 @@ from benchmark.llm.endpoints import connection_for
 from benchmark.models import Artifact, ModelEndpoint, ResearchRun, Task
 from benchmark.research import literature
 from benchmark.research.experiment import ExperimentRequest, ExperimentUnavailable, experiment_agent
-from benchmark.research.files import artifact_dir, clean_relative, is_image
+from benchmark.research.files import clean_relative, is_image, read_bytes, stored_size
 
 log = logging.getLogger(__name__)
 
@@ -315,9 +315,12 @@ def _figures_of(ctx: Context) -> list[tuple[str, bytes]]:
         return []
     found = []
     for relative in experiment.files or []:
-        path = artifact_dir(experiment) / relative
-        if is_image(relative) and path.is_file() and path.stat().st_size <= MAX_FIGURE_BYTES:
-            found.append((relative, path.read_bytes()))
+        if not is_image(relative):
+            continue
+        size = stored_size(experiment.code, relative)
+        data = read_bytes(experiment.code, relative) if size is not None and size <= MAX_FIGURE_BYTES else None
+        if data is not None:
+            found.append((relative, data))
     return found
 
 

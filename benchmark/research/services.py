@@ -20,6 +20,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from benchmark.models import Artifact, ModelEndpoint, ResearchRun, Task
+from benchmark.research.experiment import ExperimentInterrupted
 from benchmark.research.files import IMAGE_SUFFIXES, file_store, is_image
 from benchmark.research.pipeline import STAGE_FUNCTIONS, STAGES, Context, StageError, StageResult
 from benchmark.research.progress import research_send
@@ -142,6 +143,9 @@ def research_stage_run(*, run: ResearchRun, stage: str) -> Artifact:
     try:
         result = STAGE_FUNCTIONS[stage](Context(run=run, artifacts=artifacts))
         _store_result(artifact, result)
+    except ExperimentInterrupted as exc:
+        artifact.status, artifact.error, artifact.experiment_run = Artifact.Status.INTERRUPTED, str(exc), exc.run
+        artifact.save(update_fields=["status", "error", "experiment_run"])
     except StageError as exc:
         if exc.partial is not None:  # the agent run and logs that explain the failure stay linked
             _store_result(artifact, exc.partial, status=Artifact.Status.FAILED, error=str(exc))
@@ -177,11 +181,19 @@ def research_execute(*, research_run_id: int) -> ResearchRun | None:
             tokens_sent=run.tokens_sent, tokens_received=run.tokens_received, cost=run.cost
         )
         _publish(run)
-        if artifact.status != Artifact.Status.DONE:
-            error = f"{Artifact.Stage(stage).label} failed: {artifact.error}"
+        if artifact.status == Artifact.Status.INTERRUPTED:
+            status, error = (
+                ResearchRun.Status.INTERRUPTED,
+                f"{Artifact.Stage(stage).label} interrupted: {artifact.error}",
+            )
             break
+        if artifact.status != Artifact.Status.DONE:
+            status, error = ResearchRun.Status.FAILED, f"{Artifact.Stage(stage).label} failed: {artifact.error}"
+            break
+    else:
+        status = ResearchRun.Status.FINISHED
     ResearchRun.objects.filter(pk=run.pk, status=ResearchRun.Status.RUNNING).update(
-        status=ResearchRun.Status.FAILED if error else ResearchRun.Status.FINISHED,
+        status=status,
         error=error,
         finished_at=timezone.now(),
     )

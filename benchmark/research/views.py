@@ -18,7 +18,7 @@ from benchmark.llm.check import launch_problem
 from benchmark.markdown import markdown_html
 from benchmark.models import Artifact, ResearchRun, Task
 from benchmark.research.fabrication import stored_audit
-from benchmark.research.files import content_type, file_path, is_image
+from benchmark.research.files import content_type, is_image, listed_file, open_stored
 from benchmark.research.forms import CategoryForm, LaunchForm
 from benchmark.research.imports import ATTRIBUTION as RUN_ATTRIBUTION
 from benchmark.research.permissions import can_manage_research, can_view_research, visible_research
@@ -295,10 +295,11 @@ def research_file(request: HttpRequest, code, path: str) -> HttpResponse:  # typ
         raise Http404("no such artifact")
     if not can_view_research(request.user, artifact.research_run):
         raise PermissionDenied
-    stored = file_path(artifact, path)
-    if stored is None:
+    relative = listed_file(artifact, path)
+    handle = open_stored(artifact.code, relative) if relative else None
+    if handle is None:
         raise Http404("no such file")
-    response = FileResponse(stored.open("rb"), content_type=content_type(stored))
+    response = FileResponse(handle, content_type=content_type(relative))
     # Agent-written files (SVG, HTML-looking text) must not run script in our origin.
     response["Content-Security-Policy"] = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox"
     response["X-Content-Type-Options"] = "nosniff"

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
+
+from sandbox.conf import host_id
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ class Heartbeat:
 
     def __init__(self, code: Any) -> None:
         self.key = heartbeat_key(code)
-        self.value = f"{socket.gethostname()}:{os.getpid()}"
+        self.value = f"{host_id()}:{os.getpid()}"
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._loop, name=f"heartbeat-{code}", daemon=True)
         self.connection = _connection()

@@ -30,6 +30,7 @@ from redis.exceptions import RedisError
 from accounts.progress import group_send
 from benchmark.fields import without_nul
 from benchmark.models import Run, Score, Step, Task
+from config.db import reconnecting
 
 log = logging.getLogger(__name__)
 
@@ -246,47 +247,58 @@ def step_append(
     """
     index = run.step_count + 1
     now = timezone.now()
-    with transaction.atomic():
-        step = Step(
-            run=run,
-            index=index,
-            thought=thought,
-            action=action,
-            observation=observation,
-            raw_response=raw_response,
-            state=state or {},
-            execution_time=execution_time,
-            tokens_sent=tokens_sent,
-            tokens_received=tokens_received,
-            cost=cost,
-            created_at=now,
-        )
-        score_row = None
-        changes: dict[str, Any] = {
-            "step_count": index,
-            "tokens_sent": F("tokens_sent") + tokens_sent,
-            "tokens_received": F("tokens_received") + tokens_received,
-            "cost": F("cost") + cost,
-            "heartbeat_at": now,
-        }
-        if score_kind is not None and score is not None:
-            primary = score.primary if score.primary is not None and math.isfinite(score.primary) else None
-            score_row = Score(
+
+    def commit() -> Step:
+        with transaction.atomic():
+            step = Step(
                 run=run,
-                step=step,
-                kind=score_kind,
-                metrics=score.metrics or {},
-                primary=primary if not score.error else None,
-                error=score.error or "",
+                index=index,
+                thought=thought,
+                action=action,
+                observation=observation,
+                raw_response=raw_response,
+                state=state or {},
+                execution_time=execution_time,
+                tokens_sent=tokens_sent,
+                tokens_received=tokens_received,
+                cost=cost,
+                created_at=now,
             )
-            if not score.error:
-                run.best_attempt = _better(run.task, run.best_attempt, primary)
-                changes["best_attempt"] = run.best_attempt
-                if score_kind == Score.Kind.SUBMIT:
-                    run.best_submission = primary
-                    changes["best_submission"] = primary
-        _insert(step, score_row)
-        Run.objects.filter(pk=run.pk).update(**changes)
+            score_row = None
+            changes: dict[str, Any] = {
+                "step_count": index,
+                "tokens_sent": F("tokens_sent") + tokens_sent,
+                "tokens_received": F("tokens_received") + tokens_received,
+                "cost": F("cost") + cost,
+                "heartbeat_at": now,
+            }
+            if score_kind is not None and score is not None:
+                primary = score.primary if score.primary is not None and math.isfinite(score.primary) else None
+                score_row = Score(
+                    run=run,
+                    step=step,
+                    kind=score_kind,
+                    metrics=score.metrics or {},
+                    primary=primary if not score.error else None,
+                    error=score.error or "",
+                )
+                if not score.error:
+                    run.best_attempt = _better(run.task, run.best_attempt, primary)
+                    changes["best_attempt"] = run.best_attempt
+                    if score_kind == Score.Kind.SUBMIT:
+                        run.best_submission = primary
+                        changes["best_submission"] = primary
+            _insert(step, score_row)
+            Run.objects.filter(pk=run.pk).update(**changes)
+        return step
+
+    # A connection dropped mid-step is reopened and the step written again, unless it was
+    # committed before the connection died (config.db.reconnecting).
+    step = reconnecting(
+        commit,
+        committed=lambda: Step.objects.filter(run=run, index=index).first(),
+        what=f"step {index} of run {run.code}",
+    )
     run.step_count = index
     run.tokens_sent += tokens_sent
     run.tokens_received += tokens_received

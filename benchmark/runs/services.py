@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import logging
 import os
-import socket
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,6 +23,8 @@ from benchmark.agent.prompt import TASK_TEMPLATE, system_message
 from benchmark.models import AgentConfig, Run, RunGroup, RunShare, Score, Step, Task
 from benchmark.runs import heartbeat, progress, queueing
 from benchmark.runs.resume import committed_steps, policy_restore, prior_usage, workspace_replay
+from config.db import reconnecting
+from sandbox.conf import host_id
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +186,10 @@ class RunRecorder:
     harness_seconds: list[float] = field(default_factory=list)
 
     def cancelled(self) -> bool:
-        status = Run.objects.filter(pk=self.run.pk).values_list("status", flat=True).first()
+        status = reconnecting(
+            lambda: Run.objects.filter(pk=self.run.pk).values_list("status", flat=True).first(),
+            what=f"the cancel check of run {self.run.code}",
+        )
         return status != Run.Status.RUNNING
 
     def step(self, *, decision: Decision, observation: Observation, state: dict[str, Any], harness: float) -> None:
@@ -326,7 +330,8 @@ def endpoint_of(agent: AgentConfig) -> str:
     return f"{endpoint.name} at {endpoint.base_url or public_url(endpoint.provider)}"
 
 
-def _worker_name() -> str:
+def worker_claim_name() -> str:
+    """Who drives a run: the RQ worker's name inside a job, else host id:pid (the reaper's evidence)."""
     try:
         from rq import get_current_job
 
@@ -335,7 +340,7 @@ def _worker_name() -> str:
             return str(job.worker_name)
     except Exception:  # outside a worker
         pass
-    return f"{socket.gethostname()}:{os.getpid()}"
+    return f"{host_id()}:{os.getpid()}"
 
 
 INTERRUPTED = "interrupted"  # exit status of a run stopped by a fault, not by its agent
@@ -351,7 +356,7 @@ def run_execute(*, run_id: int) -> Run | None:
     claimed = Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(
         status=Run.Status.RUNNING,
         started_at=Coalesce("started_at", Value(now)),  # a resumed run's wall time counts both parts
-        worker_name=_worker_name(),
+        worker_name=worker_claim_name(),
         heartbeat_at=now,
     )
     if not claimed:
@@ -465,20 +470,24 @@ def _run_finish(*, run: Run, outcome: Outcome, error: str, policy: Any, recorder
         status, exit_status = Run.Status.FINISHED, outcome.exit_status
     if outcome.detail and not error:
         params["exit_detail"] = outcome.detail
-    # Only a run still marked running is finished here: a cancel or the reaper keeps its say.
-    Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
-        status=status,
-        exit_status=exit_status,
-        error=error,
-        finished_at=timezone.now(),
-        tokens_sent=usage.tokens_sent,
-        tokens_received=usage.tokens_received,
-        cost=usage.cost,
-        api_calls=usage.api_calls,
-        params=params,
-    )
-    Run.objects.filter(pk=run.pk).update(params=params)
-    run.refresh_from_db()
+
+    def finish() -> None:
+        # Only a run still marked running is finished here: a cancel or the reaper keeps its say.
+        Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
+            status=status,
+            exit_status=exit_status,
+            error=error,
+            finished_at=timezone.now(),
+            tokens_sent=usage.tokens_sent,
+            tokens_received=usage.tokens_received,
+            cost=usage.cost,
+            api_calls=usage.api_calls,
+            params=params,
+        )
+        Run.objects.filter(pk=run.pk).update(params=params)
+        run.refresh_from_db()
+
+    reconnecting(finish, what=f"the end of run {run.code}")  # the same on a second try
     progress.run_status_send(run)  # one try: the status is committed, a reconnecting viewer reads it
     log.info("run %s ended: %s %s after %.1fs", run.code, run.status, run.exit_status, wall)
     return run

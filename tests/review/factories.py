@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
-
-from django.conf import settings
 
 from accounts.roles import REVIEWER
 from benchmark.models import Artifact, ResearchRun, Task
+from benchmark.research.files import file_store
 from judge.models import Rubric
 
 _seq = itertools.count(1)
@@ -70,13 +68,10 @@ def make_paper(
         research_run=run, stage=Artifact.Stage.PAPER, content=content, cost=cost,
         files=[*figures, *(extra_files or {})],
     )  # fmt: skip
-    base = Path(settings.MEDIA_ROOT) / "artifacts" / str(artifact.code)
     for rel, data in figures.items():
-        (base / rel).parent.mkdir(parents=True, exist_ok=True)
-        (base / rel).write_bytes(data)
+        file_store(artifact=artifact, relative=rel, data=data)
     for rel, text in (extra_files or {}).items():
-        (base / rel).parent.mkdir(parents=True, exist_ok=True)
-        (base / rel).write_text(text)
+        file_store(artifact=artifact, relative=rel, data=text.encode())
     return artifact
 
 

@@ -150,3 +150,63 @@ def test_it_reaps_the_disks_of_dead_workers(settings, tmp_path) -> None:
     assert os.path.ismount(live.mountpoint)
     live.close()
     assert not live.dir.exists()
+
+
+def test_it_unmounts_the_disks_of_a_worker_killed_hard(settings, tmp_path) -> None:
+    """A real process mounts a disk and is killed -9 (no teardown runs); the sweep unmounts it."""
+    import signal
+
+    from sandbox import disk
+
+    if disk.unavailable():
+        pytest.skip(f"no loop-mounted disks here: {disk.unavailable()}")
+    settings.SANDBOX_DISK_DIR = str(tmp_path / "disks")
+    owner = subprocess.Popen(
+        [sys.executable, "-c", (
+            "import django, sys, time; django.setup(); from sandbox import disk; "
+            "d = disk.Disk(session='killed', name='workspace', size_mb=8, uid=0, gid=0, mode=0o755); "
+            "print(d.dir, flush=True); time.sleep(60)"
+        )],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "SANDBOX_DISK_DIR": settings.SANDBOX_DISK_DIR},
+    )  # fmt: skip
+    try:
+        folder = owner.stdout.readline().strip()
+        assert folder and os.path.ismount(os.path.join(folder, "mnt"))
+    finally:
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+    assert os.path.ismount(os.path.join(folder, "mnt"))  # nobody tore it down
+    removed = Reaper(log=lambda line: None).reap_disks()
+    assert (folder, "worker died") in removed
+    assert not os.path.ismount(os.path.join(folder, "mnt")) and not os.path.exists(folder)
+
+
+def test_it_unmounts_a_disk_whose_folder_was_removed_under_it(settings, tmp_path) -> None:
+    """`rm -rf var/` deletes the owner file and the image but not the busy mountpoint: still swept."""
+    from sandbox import disk
+
+    if disk.unavailable():
+        pytest.skip(f"no loop-mounted disks here: {disk.unavailable()}")
+    settings.SANDBOX_DISK_DIR = str(tmp_path / "disks")
+    orphan = disk.Disk(session="orphan", name="workspace", size_mb=8, uid=0, gid=0, mode=0o755)
+    fresh = tmp_path / "disks" / "fresh-tmp-x"
+    fresh.mkdir()  # a folder just made, whose owner file is being written: left alone
+    (orphan.dir / ".owner").unlink()
+    (orphan.dir / "image").unlink()
+    removed = Reaper(log=lambda line: None).reap_disks()
+    assert [path for path, _ in removed if "disks" in path] == [str(orphan.dir)]
+    assert not os.path.ismount(orphan.mountpoint) and not orphan.dir.exists() and fresh.exists()
+
+
+def test_it_judges_by_pid_only_the_sandboxes_of_its_own_host_id(settings) -> None:
+    """Two worker pools on one machine: pool B's pids mean nothing to pool A's reaper."""
+    from sandbox.base import LABEL, SandboxSpec, session_labels
+
+    settings.HOST_ID = "pool-b"
+    mine = session_labels(SandboxSpec(), "s1")
+    assert mine[f"{LABEL}.worker"] == f"pool-b:{os.getpid()}"
+    dead = {f"{LABEL}.worker": f"pool-b:{dead_pid()}", f"{LABEL}.created": "1"}
+    assert Reaper(log=lambda line: None).worker_dead(dead)
+    settings.HOST_ID = "pool-a"
+    assert not Reaper(log=lambda line: None).worker_dead(dead)  # another host's: only it can tell
+    assert not Reaper(log=lambda line: None).worker_dead({**dead, f"{LABEL}.worker": f"{socket.gethostname()}:1"})

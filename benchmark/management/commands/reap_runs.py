@@ -10,7 +10,6 @@ A run claimed more recently than that falls back to RQ's word (the worker and it
 from __future__ import annotations
 
 import os
-import socket
 import time
 from datetime import timedelta
 from typing import Any
@@ -21,6 +20,7 @@ from django.utils import timezone
 
 from benchmark.models import Run
 from benchmark.runs import heartbeat, progress, queueing
+from sandbox.conf import host_id
 
 # A run whose worker is unknown to RQ and that has shown no sign of life for this long is dead.
 STALE_AFTER = timedelta(minutes=10)
@@ -110,7 +110,7 @@ class Command(BaseCommand):
             job = worker.get_current_job()
             return job is None or tuple(job.args) != (run.pk,)
         host, _, pid = run.worker_name.rpartition(":")
-        if host == socket.gethostname() and pid.isdigit():
+        if host == host_id() and pid.isdigit():
             return not self.process_alive(int(pid))  # run inline on this machine
         if host and pid.isdigit():
             last_sign = run.heartbeat_at or run.started_at or run.created_at

@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from benchmark.models import Task
 from benchmark.research.coding_agents import experiment_agent
-from benchmark.research.files import artifact_dir
+from benchmark.research.files import read_text, stored_files
 from benchmark.research.imports import find_imported_run, import_mlr_runs
 
 SLUG = "iclr2025_toyagents"
@@ -81,7 +81,7 @@ def test_it_names_a_codex_run_from_its_log_and_code_folder_and_stores_both(
     assert agent["trace_format"] == "text log" and agent["model"] == ""
     assert experiment.data["logs"] == ["codex_log.log", "codex/runs/train.log", "results/log.txt"]
     assert experiment.data["code_files"] == ["codex/main.py", "codex/runs/train.log"]  # no checkpoint
-    assert (artifact_dir(experiment) / "codex_log.log").read_text().startswith("[2025-05-01] codex exec")
+    assert read_text(experiment.code, "codex_log.log").startswith("[2025-05-01] codex exec")
     # No price in the data: unpriced, not $0, and the run's total says which stages it leaves out.
     assert experiment.cost == 0.0 and experiment.data["priced"] is False
     assert "unpriced: the data holds no cost for this run's agent (Codex CLI)" == experiment.data["cost_note"]
@@ -196,7 +196,7 @@ def test_it_never_copies_a_link_out_of_the_run_folder(media, tmp_path, task):
     import_mlr_runs(tmp_path, stdout=out)
     experiment = find_imported_run(task_slug=SLUG, backbone="qwen").artifacts.get(stage="experiment")
     assert not {"codex/leak.txt", "results/leak.log", "gemini_log.log"} & set(experiment.files)
-    stored = [p.read_text() for p in artifact_dir(experiment).rglob("*") if p.is_file()]
+    stored = [read_text(experiment.code, f) for f in stored_files(experiment.code)]
     assert all("root:x" not in text for text in stored)
     text = out.getvalue()
     for name in ("codex/leak.txt", "results/leak.log", "gemini_log.log"):

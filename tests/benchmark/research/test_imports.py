@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from benchmark.models import Artifact, ResearchRun
-from benchmark.research.files import artifact_dir
+from benchmark.research.files import stored_exists
 from benchmark.research.imports import find_imported_run, import_mlr_runs, parse_references, summarise_trace
 from benchmark.research.tasks import import_mlr_tasks
 from tests.benchmark.mlrbench_data import MLRBENCH, needs_data
@@ -51,9 +51,9 @@ def test_it_imports_the_30_runs_with_every_stage_and_reports_the_faults(media):
     assert experiment.data["agent"]["model"] == "claude-3-7-sonnet-20250219"
     assert experiment.data["priced"] is True and "experiment" not in run.settings["unpriced_stages"]
     assert run.settings["unpriced_stages"] == ["idea", "literature", "proposal", "paper"]
-    assert (artifact_dir(experiment) / "claude_output.json").is_file()
+    assert stored_exists(experiment.code, "claude_output.json")
     paper = stages["paper"]
-    assert len(paper.files) == 24 and all((artifact_dir(paper) / f).is_file() for f in paper.files)
+    assert len(paper.files) == 24 and all(stored_exists(paper.code, f) for f in paper.files)
     assert run.cost == pytest.approx(sum(a.cost for a in stages.values()))
     assert run.tokens_sent == sum(a.tokens_sent for a in stages.values())
 

@@ -14,7 +14,7 @@ from django.db import transaction
 
 from benchmark.models import Artifact, ResearchRun, Task
 from benchmark.research import literature
-from benchmark.research.files import artifact_dir
+from benchmark.research.files import read_text
 from benchmark.research.services import research_execute, research_launch, research_resume
 from tests.benchmark.mlrbench_data import needs_data
 
@@ -128,7 +128,7 @@ def test_it_finishes_the_paper_after_resuming_and_shows_the_figures_to_the_writi
     assert run.status == ResearchRun.Status.FINISHED and run.error == ""
     experiment = run.artifacts.get(stage="experiment")
     assert experiment.cost == 0.25 and "figures/message_flow.png" in experiment.files
-    assert (artifact_dir(experiment) / "results.md").read_text().startswith(experiment.content[:50])
+    assert read_text(experiment.code, "results.md").startswith(experiment.content[:50])
     paper = run.artifacts.get(stage="paper")
     assert paper.files == ["figures/message_flow.png"]
     assert paper.data["missing_figures"] == ["figures/ghost.png"]  # cited, never produced: shown, not hidden

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from benchmark.runs.heartbeat import heartbeat_key
-from tests.processes import MANAGE, process_database
+from tests.processes import MANAGE, mounts_under, process_database, sweep_disks
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.django_db(transaction=True)]
 
@@ -96,3 +96,5 @@ def test_it_interrupts_a_run_whose_worker_was_killed_hard_before_rq_notices(tmp_
         dead = Worker.find_by_key(f"rq:worker:kill-test-{code[:8]}", connection=redis_client)
         if dead is not None:
             dead.register_death()  # not left for /healthz and other tests to count
+        sweep_disks(tmp_path)
+    assert mounts_under(tmp_path) == []  # the killed worker's sandbox disks, unmounted by the sweep
