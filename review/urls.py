@@ -1,6 +1,9 @@
 from django.urls import include, path
 
-from review import setup_views, views
+from config.lazy_views import views_of
+
+setup_views = views_of("review.setup_views")
+views = views_of("review.views")
 
 app_name = "review"
 
