@@ -2,6 +2,7 @@
 
     python bench/stream_latency.py [--steps 200] [--viewers 1,50] [--long 1000]
     python bench/stream_latency.py --runs [--fanout-steps 50] [--rounds 1]
+    common: [--web-procs N (default WEB_PROCESSES)] [--viewer-procs N (default: the cores)]
 
 Starts its own Redis and a daphne process (the real ASGI app) on a throwaway SQLite database,
 connects N websocket viewers to one run, appends steps the way the run worker does
@@ -17,26 +18,30 @@ the real app (encode once: the step's stored JSON text is relayed as it is) and 
 relay (bench/support/legacy_stream.py, a second daphne: every consumer encodes the step dict itself), the
 two taking turns in this one run. Printed: p50/p99/max commit -> receipt latency and how many
 deliveries never arrived (each step waits at most 5 s for every viewer).
+
+The server side is laid out as `make up` lays it out: WEB_PROCESSES daphne processes accepting on
+one socket. The viewers run in --viewer-procs processes of their own, each an asyncio loop of raw
+websocket clients (bench/support/viewer_procs.py), so that they do not share the appender's GIL;
+receipt and append times are both CLOCK_MONOTONIC, one clock for every process of the machine.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import os
 import socket
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 BASE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE))
+
+from bench.support.viewer_procs import ProcessViewers, now_ns  # noqa: E402
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -73,32 +78,42 @@ def setup() -> tuple[dict[str, str], list]:
     return env, [redis]
 
 
-def start_daphne(env: dict[str, str], app: str = "config.asgi:application") -> tuple[subprocess.Popen, int]:
-    from config.redis_server import free_port, port_open
+class Daphnes:
+    """`count` daphne processes accepting on one socket bound here, the way `make up` runs them."""
 
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "daphne",
-            "-v",
-            os.environ.get("BENCH_DAPHNE_VERBOSITY", "0"),
-            "-b",
-            "127.0.0.1",
-            "-p",
-            str(port),
-            app,
-        ],
-        cwd=BASE,
-        env=env,
-    )
-    deadline = time.monotonic() + 30
-    while not port_open(port):
-        if time.monotonic() > deadline or proc.poll() is not None:
-            raise SystemExit("daphne did not start")
-        time.sleep(0.1)
-    return proc, port
+    def __init__(self, env: dict[str, str], app: str = "config.asgi:application", count: int = 1) -> None:
+        sock = socket.create_server(("127.0.0.1", 0), backlog=1024)
+        sock.set_inheritable(True)
+        self.port = sock.getsockname()[1]
+        verbosity = os.environ.get("BENCH_DAPHNE_VERBOSITY", "0")
+        cmd = [sys.executable, "-m", "daphne", "-v", verbosity, "--fd", str(sock.fileno()), app]
+        self.procs = [subprocess.Popen(cmd, cwd=BASE, env=env, pass_fds=(sock.fileno(),)) for _ in range(count)]
+        sock.close()  # the children hold it
+        for proc in self.procs:  # each answers once it has imported the app; ask until all could
+            self._wait_serving(proc)
+
+    def _wait_serving(self, proc: subprocess.Popen) -> None:
+        import http.client
+
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise SystemExit("daphne did not start")
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+                conn.request("GET", "/healthz")
+                conn.getresponse().read()
+                conn.close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise SystemExit("daphne did not answer")
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            proc.terminate()
+        for proc in self.procs:
+            proc.wait(timeout=10)
 
 
 def sample_steps() -> list[dict[str, str]]:
@@ -127,144 +142,39 @@ def make_run(owner):
     return Run.objects.create(task=task, agent=agent, owner=owner, status=Run.Status.RUNNING)
 
 
-# -- viewers --------------------------------------------------------------------------------------
-class WebSocketViewer:
-    """A minimal RFC 6455 client on a blocking socket (text frames, pings); one thread per viewer."""
-
-    def __init__(self, *, port: int, path: str, cookie: str) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port))
-        self.buffer = b""
-        key = base64.b64encode(os.urandom(16)).decode()
-        self.sock.sendall(
-            (
-                f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nOrigin: http://127.0.0.1\r\n"
-                f"Cookie: {cookie}\r\n\r\n"
-            ).encode()
-        )
-        while b"\r\n\r\n" not in self.buffer:
-            self._fill()
-        head, _, self.buffer = self.buffer.partition(b"\r\n\r\n")
-        if not head.startswith(b"HTTP/1.1 101"):
-            raise SystemExit(f"websocket refused: {head[:80]!r}")
-
-    def _fill(self) -> None:
-        data = self.sock.recv(1 << 16)
-        if not data:
-            raise ConnectionError("the server closed the connection")
-        self.buffer += data
-
-    def _take(self, size: int) -> bytes:
-        while len(self.buffer) < size:
-            self._fill()
-        data, self.buffer = self.buffer[:size], self.buffer[size:]
-        return data
-
-    def send(self, data: bytes, opcode: int = 0x1) -> None:
-        mask = os.urandom(4)
-        first = 0x80 | opcode
-        header = (
-            bytes([first, 0x80 | len(data)]) if len(data) < 126 else bytes([first, 0xFE]) + struct.pack(">H", len(data))
-        )
-        self.sock.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
-
-    def receive(self) -> bytes:
-        """The next text message; answers pings on the way."""
-        message, opcode = b"", 0
-        while True:
-            first, second = self._take(2)
-            size = second & 0x7F
-            if size == 126:
-                (size,) = struct.unpack(">H", self._take(2))
-            elif size == 127:
-                (size,) = struct.unpack(">Q", self._take(8))
-            payload = self._take(size)
-            kind = first & 0x0F
-            if kind == 0x9:
-                self.send(payload, opcode=0xA)
-                continue
-            if kind == 0x8:
-                raise ConnectionError(f"closed by the server: {payload[:80]!r}")
-            opcode = opcode or kind
-            message += payload
-            if first & 0x80:
-                return message
-
-
-class Viewers:
-    """N websocket viewers of one run, each in a thread, timestamping every step they receive."""
-
-    def __init__(self, *, port: int, code: str, cookie: str, count: int) -> None:
-        self.count = count
-        self.received: list[dict[int, float]] = [{} for _ in range(count)]
-        self.ready = threading.Event()
-        self.opened = 0
-        self.lock = threading.Lock()
-        self.clients = []
-        for slot in range(count):  # each reads at once: a socket left unread misses daphne's pings and is closed
-            client = WebSocketViewer(port=port, path=f"/ws/runs/{code}/", cookie=cookie)
-            self.clients.append(client)
-            threading.Thread(target=self._view, args=(slot, client), daemon=True).start()
-
-    def _view(self, slot: int, client: WebSocketViewer) -> None:
-        got = self.received[slot]
-        try:
-            client.send(json.dumps({"after": 0}).encode())
-            while True:
-                message = json.loads(client.receive())
-                now = time.perf_counter()
-                if message["type"] == "status":
-                    with self.lock:
-                        self.opened += 1
-                        if self.opened == self.count:
-                            self.ready.set()
-                elif message["type"] == "steps":
-                    for step in message["steps"]:
-                        got.setdefault(step["index"], now)
-        except (OSError, ConnectionError, ValueError) as exc:
-            if not getattr(client, "closing", False):
-                print(f"  ! viewer {slot} stopped: {type(exc).__name__}: {exc}", flush=True)
-
-    def wait_for(self, index: int, timeout: float = 5) -> bool:
-        """True when every viewer has the step; False after `timeout` (counted, never hidden)."""
-        deadline = time.monotonic() + timeout
-        while any(index not in got for got in self.received):
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.0005)
-        return True
-
-    def close(self) -> None:
-        for client in self.clients:
-            client.closing = True
-            client.sock.close()
-
-
 # -- measurements ---------------------------------------------------------------------------------
 def latency(
-    *, port: int, owner, cookie: str, viewers: int, steps: int, contents: list[dict[str, str]]
+    *, port: int, owner, cookie: str, viewers: int, steps: int, contents: list[dict[str, str]], viewer_procs: int
 ) -> tuple[list[float], int]:
     from benchmark.runs.progress import step_append
 
     run = make_run(owner)
-    clients = Viewers(port=port, code=str(run.code), cookie=cookie, count=viewers)
-    if not clients.ready.wait(30):
+    clients = ProcessViewers(port=port, cookie=cookie, codes=[str(run.code)], per_run=viewers, procs=viewer_procs)
+    if not clients.wait_ready(60):
         raise SystemExit("viewers did not connect")
-    started: dict[int, float] = {}
+    started: dict[int, int] = {}
     for n in range(steps):
         content = contents[n % len(contents)]
-        started[run.step_count + 1] = time.perf_counter()
+        started[run.step_count + 1] = now_ns()
         step_append(run=run, **content)
-        clients.wait_for(run.step_count)  # one step in flight at a time, as a run produces them
+        clients.wait_for(0, run.step_count)  # one step in flight at a time, as a run produces them
         time.sleep(0.005)
-    clients.wait_for(run.step_count)
-    clients.close()
-    late = sum(1 for got in clients.received for i in started if i not in got)
-    return [got[i] - started[i] for got in clients.received for i in started if i in got], late
+    received = [got for _slot, got in clients.close()]
+    late = sum(1 for got in received for i in started if i not in got)
+    return [(got[i] - started[i]) / 1e9 for got in received for i in started if i in got], late
 
 
 def fanout(
-    *, port: int, owner, cookie: str, runs: int, per_run: int, steps: int, contents: list[dict[str, str]], legacy: bool
+    *,
+    port: int,
+    owner,
+    cookie: str,
+    runs: int,
+    per_run: int,
+    steps: int,
+    contents: list[dict[str, str]],
+    legacy: bool,
+    viewer_procs: int,
 ) -> tuple[list[float], int]:
     """`per_run` viewers on each of `runs` runs; `steps` rounds, each appending one step to every run.
 
@@ -276,31 +186,40 @@ def fanout(
     from benchmark.runs.progress import step_append
 
     live = [make_run(owner) for _ in range(runs)]
-    groups = [Viewers(port=port, code=str(run.code), cookie=cookie, count=per_run) for run in live]
-    for clients in groups:
-        if not clients.ready.wait(60):
-            raise SystemExit("viewers did not connect")
-    started: list[dict[int, float]] = [{} for _ in live]
+    clients = ProcessViewers(
+        port=port, cookie=cookie, codes=[str(run.code) for run in live], per_run=per_run, procs=viewer_procs
+    )
+    if not clients.wait_ready(120):
+        raise SystemExit("viewers did not connect")
+    started: list[dict[int, int]] = [{} for _ in live]
     for n in range(steps):
         for slot, run in enumerate(live):
             content = contents[(n * runs + slot) % len(contents)]
-            started[slot][run.step_count + 1] = time.perf_counter()
+            started[slot][run.step_count + 1] = now_ns()
             step = step_append(run=run, **content, publish=not legacy)
             if legacy:
                 legacy_publish(run, step)
-        for run, clients in zip(live, groups, strict=True):
-            clients.wait_for(run.step_count)  # one step per run in flight at a time
+        for slot, run in enumerate(live):
+            clients.wait_for(slot, run.step_count)  # one step per run in flight at a time
         time.sleep(0.005)
     values, lost = [], 0
-    for clients, times in zip(groups, started, strict=True):
-        clients.close()
-        values += [got[i] - times[i] for got in clients.received for i in times if i in got]
-        lost += sum(1 for got in clients.received for i in times if i not in got)
+    for slot, got in clients.close():
+        times = started[slot]
+        values += [(got[i] - times[i]) / 1e9 for i in times if i in got]
+        lost += sum(1 for i in times if i not in got)
     return values, lost
 
 
 def fanout_report(
-    *, env: dict[str, str], owner, cookie: str, contents: list[dict[str, str]], steps: int, rounds: int
+    *,
+    env: dict[str, str],
+    owner,
+    cookie: str,
+    contents: list[dict[str, str]],
+    steps: int,
+    rounds: int,
+    web_procs: int,
+    viewer_procs: int,
 ) -> None:
     scenarios = [
         ("200 viewers on 1 run", 1, 200, "p99 <= 100 ms"),
@@ -310,7 +229,7 @@ def fanout_report(
         ("encode once", "config.asgi:application", False),
         ("encode per viewer (old)", "bench.support.legacy_stream:application", True),
     ]
-    servers = {label: start_daphne(env, app) for label, app, _ in variants}
+    servers = {label: Daphnes(env, app, count=web_procs) for label, app, _ in variants}
     results: dict[tuple[str, str], tuple[list[float], int]] = {}
     try:
         for _ in range(rounds):
@@ -318,15 +237,14 @@ def fanout_report(
                 for label, _app, legacy in variants:  # taking turns, so the machine's load weighs on both
                     print(f"  .. {name}, {label}", flush=True)
                     values, lost = fanout(
-                        port=servers[label][1], owner=owner, cookie=cookie, runs=runs, per_run=per_run,
-                        steps=steps, contents=contents, legacy=legacy,
+                        port=servers[label].port, owner=owner, cookie=cookie, runs=runs, per_run=per_run,
+                        steps=steps, contents=contents, legacy=legacy, viewer_procs=viewer_procs,
                     )  # fmt: skip
                     kept, missing = results.get((name, label), ([], 0))
                     results[(name, label)] = (kept + values, missing + lost)
     finally:
-        for proc, _port in servers.values():
-            proc.terminate()
-            proc.wait(timeout=10)
+        for server in servers.values():
+            server.stop()
     print()
     for name, _runs, _per_run, goal in scenarios:
         print(f"  {name} (goal {goal}, nothing missing):")
@@ -415,10 +333,20 @@ def main() -> None:
     )
     parser.add_argument("--fanout-steps", type=int, default=50, help="--runs: steps per run")
     parser.add_argument("--rounds", type=int, default=1, help="--runs: times each scenario and relay is measured")
+    parser.add_argument(
+        "--web-procs", type=int, default=None, help="daphne processes per relay (default: WEB_PROCESSES, as make up)"
+    )
+    parser.add_argument(
+        "--viewer-procs", type=int, default=os.cpu_count() or 1, help="processes the websocket viewers are spread over"
+    )
     args = parser.parse_args()
 
     env, children = setup()
-    daphne, port = start_daphne(env)
+    from django.conf import settings
+
+    web_procs = args.web_procs or settings.WEB_PROCESSES
+    daphne = Daphnes(env, count=web_procs)
+    port = daphne.port
     try:
         from django.conf import settings
         from django.test import Client
@@ -434,12 +362,14 @@ def main() -> None:
         print(f"step contents: {len(contents)} real MLGym steps, mean {size / 1024:.1f} KiB each")
         print(f"database: SQLite (WAL) at {settings.DATABASES['default']['NAME']}; channel layer: channels_redis")
         print(f"machine: {os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f}")
+        print(f"daphne processes per relay: {web_procs}; viewers spread over {args.viewer_procs} processes")
         print()
         if args.runs:
             print(f"== fan-out, commit -> websocket receipt ({args.fanout_steps} steps per run, real daphne per relay)")
             fanout_report(
-                env=env, owner=owner, cookie=cookie, contents=contents, steps=args.fanout_steps, rounds=args.rounds
-            )
+                env=env, owner=owner, cookie=cookie, contents=contents, steps=args.fanout_steps, rounds=args.rounds,
+                web_procs=web_procs, viewer_procs=args.viewer_procs,
+            )  # fmt: skip
             print(f"load average {os.getloadavg()[0]:.1f} at the end")
             return
         print(f"== cost of appending a step, median over steps 1-50 vs steps {args.long}")
@@ -456,8 +386,9 @@ def main() -> None:
         print(f"== commit -> websocket receipt ({args.steps} steps, real daphne, channels_redis)")
         for count in [int(v) for v in args.viewers.split(",")]:
             values, lost = latency(
-                port=port, owner=owner, cookie=cookie, viewers=count, steps=args.steps, contents=contents
-            )
+                port=port, owner=owner, cookie=cookie, viewers=count, steps=args.steps, contents=contents,
+                viewer_procs=args.viewer_procs,
+            )  # fmt: skip
             print(
                 f"  {count:>3} viewer(s): p50 {ms(percentile(values, 50))}  p99 {ms(percentile(values, 99))}"
                 f"  max {ms(max(values))}  ({len(values)} deliveries, {lost} missing)"
@@ -474,8 +405,7 @@ def main() -> None:
                     f"  {name:<20} p50 {ms(percentile(values, 50))}  p99 {ms(percentile(values, 99))}   target <= 10 ms"
                 )
     finally:
-        daphne.terminate()
-        daphne.wait(timeout=10)
+        daphne.stop()
         for child in children:
             child.terminate()
 

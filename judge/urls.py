@@ -1,6 +1,8 @@
 from django.urls import path
 
-from judge import views
+from config.lazy_views import views_of
+
+views = views_of("judge.views")
 
 app_name = "judge"
 

@@ -1,7 +1,6 @@
 from django.contrib import admin
 
 from review.models import Assignment, Campaign, CampaignItem, CampaignReviewer, Conflict, ItemReport, Review
-from review.reports import report_resolve
 
 
 class ItemInline(admin.TabularInline):
@@ -65,6 +64,10 @@ class ItemReportAdmin(admin.ModelAdmin):
         return report.assignment.reviewer.get_username()
 
     def _resolve(self, request, queryset, accept: bool) -> None:
+        # Imported here: review.reports pulls the assignment and blinding services (markdown,
+        # HTML sanitiser), which every command would otherwise load with the admin at setup.
+        from review.reports import report_resolve
+
         done = returned = 0
         for report in queryset.filter(status=ItemReport.Status.OPEN):
             returned += report_resolve(report=report, accept=accept, by=request.user)

@@ -1,6 +1,10 @@
 from django.urls import include, path
 
-from review import control_views, setup_views, views
+from config.lazy_views import views_of
+
+setup_views = views_of("review.setup_views")
+views = views_of("review.views")
+control_views = views_of("review.control_views")
 
 app_name = "review"
 

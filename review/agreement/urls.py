@@ -1,6 +1,9 @@
 from django.urls import path
 
-from review.agreement import lab_views, views
+from config.lazy_views import views_of
+
+lab_views = views_of("review.agreement.lab_views")
+views = views_of("review.agreement.views")
 
 app_name = "agreement"
 
