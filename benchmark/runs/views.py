@@ -50,17 +50,23 @@ def run_list(request: HttpRequest) -> HttpResponse:
     form.is_valid()  # an invalid parameter is shown beside the form; the valid ones still apply
     filters = form.values()
     visible = visible_runs(request.user)
-    matches = (search.first_matches(filters["q"]) or {}) if "q" in filters else None
+    matches = None
+    if "q" in filters:  # the matching runs among those the other filters leave
+        candidates = listing.runs_filtered(visible, filters, user=request.user)
+        matches = search.recent_matches(filters["q"], candidates) or search.Matches(run_ids=[], capped=False)
     runs = listing.runs_filtered(visible.select_related("owner", "group"), filters, user=request.user, matches=matches)
     page = Paginator(runs, listing.PAGE_SIZE).get_page(request.GET.get("page"))
+    first = search.first_match_indexes(filters["q"], [run.pk for run in page]) if matches else {}
     for run in page:
-        run.first_match = (matches or {}).get(run.pk)
+        run.first_match = first.get(run.pk)
     context = {
         "form": form,
         "filters": filters,
         "page": page,
         "group": listing.group_for(filters, visible),
         "choices": listing.filter_choices(visible),
+        "search_capped": matches is not None and matches.capped,
+        "match_window": search.MATCH_WINDOW,
     }
     return render(request, "benchmark/run_list.html", context)
 
