@@ -20,7 +20,7 @@ from accounts.roles import ADMIN, RESEARCHER, is_researcher, role_required
 from benchmark.llm.check import launch_problem
 from benchmark.models import AgentConfig, Run, StepNote
 from benchmark.runs import listing, notes, progress, search, services
-from benchmark.runs.compare import runs_compare, score_series
+from benchmark.runs.compare import cost_series, runs_compare, score_series
 from benchmark.runs.forms import NOTE_MAX_CHARS, LaunchForm, ShareForm, StepNoteForm, launchable_tasks
 from benchmark.runs.listing import RunFilterForm
 from benchmark.runs.permissions import can_manage_run, can_view_run, had_access, visible_runs
@@ -123,6 +123,7 @@ def run_detail(request: HttpRequest, code: UUID) -> HttpResponse:
         "shared_with": [share.user for share in run.shares.filter(revoked_at__isnull=True).select_related("user")],
         "scores": run.scores.select_related("step").order_by("created_at", "id"),
         "score_series": [score_series(run, "this run")],
+        "cost_series": cost_series(run),
         "no_trajectory": run.source == Run.Source.MLGYM and not run.step_count,
         "notes": notes.notes_by_step(run, user=request.user, can_manage=can_manage_run(request.user, run)),
         "note_max": NOTE_MAX_CHARS,
