@@ -240,15 +240,13 @@ def run_bench(args: argparse.Namespace) -> None:
 
     real = search.recent_matches
 
-    def matching_runs(sql: str, params: list[Any], runs: Any) -> search.Matches:
+    def matching_runs(sql: str, params: list[Any]) -> search.Matches:
+        # As the search did before its window: every matching step of every run grouped by run,
+        # and the view then keeps the runs the user may see and filtered (pk__in).
         from django.db import connection
 
-        runs_sql, runs_params = runs.order_by().values("pk").query.sql_with_params()
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT run_id FROM ({sql}) AS m WHERE run_id IN ({runs_sql}) GROUP BY run_id ORDER BY MAX(id) DESC",
-                [*params, *runs_params],
-            )
+            cursor.execute(f"SELECT run_id FROM ({sql}) AS m GROUP BY run_id ORDER BY MAX(id) DESC", params)
             return search.Matches(run_ids=[row[0] for row in cursor.fetchall()], capped=False)
 
     def every_match(text: str, runs: Any) -> search.Matches:
@@ -258,14 +256,14 @@ def run_bench(args: argparse.Namespace) -> None:
         terms = search.query_terms(text)
         if connection.vendor == "postgresql":
             sql = "SELECT id, run_id FROM benchmark_step WHERE search_document @@ plainto_tsquery('simple', %s)"
-            return matching_runs(sql, [" ".join(terms)], runs)
+            return matching_runs(sql, [" ".join(terms)])
         sql = f"SELECT id, run_id FROM benchmark_step WHERE id IN (SELECT rowid FROM {search.FTS_TABLE} WHERE {search.FTS_TABLE} MATCH %s)"
-        return matching_runs(sql, [search._fts5_query(terms)], runs)
+        return matching_runs(sql, [search._fts5_query(terms)])
 
     def like_scan(text: str, runs: Any) -> search.Matches:
         pattern = f"%{text}%"
         sql = "SELECT id, run_id FROM benchmark_step WHERE thought LIKE %s OR action LIKE %s OR observation LIKE %s"
-        return matching_runs(sql, [pattern, pattern, pattern], runs)
+        return matching_runs(sql, [pattern, pattern, pattern])
 
     fold_min = compare.FOLD_MIN
     compare.FOLD_MIN = 10**9  # nothing folded: every aligned row rendered, as before the folding
