@@ -35,7 +35,7 @@ POSTGRES_DOCUMENT = (
 )
 FTS_TABLE = "benchmark_step_fts"
 MAX_TERMS = 20
-MATCH_WINDOW = 20_000  # matching steps read per search, newest first
+MATCH_WINDOW = 5_000  # matching steps read per search, newest first (about a page of runs of a word found everywhere)
 
 SQLITE_SETUP = [
     f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(thought, action, observation, "
