@@ -118,9 +118,9 @@ def seed(n_runs: int, n_steps: int) -> dict[str, Any]:
     # Steps through executemany: a million ORM objects would take minutes to build.
     table, cols = (
         Step._meta.db_table,
-        '(run_id, "index", thought, action, observation, raw_response, state, execution_time, tokens_sent, tokens_received, cost, created_at)',
+        '(run_id, "index", thought, action, observation, raw_response, state, execution_time, tokens_sent, tokens_received, cost, created_at, wire)',
     )
-    sql = f"INSERT INTO {table} {cols} VALUES (%s, %s, %s, %s, %s, '', '{{}}', 0.1, 0, 0, 0, CURRENT_TIMESTAMP)"
+    sql = f"INSERT INTO {table} {cols} VALUES (%s, %s, %s, %s, %s, '', '{{}}', 0.1, 0, 0, 0, CURRENT_TIMESTAMP, '')"
     # A pool of texts to draw from: generating 50 random words for each of a million steps would
     # take longer than inserting them.
     thoughts = [_text(rng, 12) for _ in range(997)]
@@ -202,7 +202,7 @@ def main() -> None:
 def run_bench(args: argparse.Namespace) -> None:
     from django.test import Client
 
-    from benchmark.runs import listing, search
+    from benchmark.runs import compare, listing, search
 
     data = seed(args.runs, args.steps)
     client = Client()
@@ -238,19 +238,49 @@ def run_bench(args: argparse.Namespace) -> None:
     listing.PAGE_SIZE = page_size
     alternatives = [("unpaged list (all visible runs)", p50, p99, size)]
 
-    real = search.matching_steps_sql
+    real = search.recent_matches
 
-    def like_scan(text: str) -> tuple[str, list[str]]:
+    def matching_runs(sql: str, params: list[Any]) -> search.Matches:
+        # As the search did before its window: every matching step of every run grouped by run,
+        # and the view then keeps the runs the user may see and filtered (pk__in).
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT run_id FROM ({sql}) AS m GROUP BY run_id ORDER BY MAX(id) DESC", params)
+            return search.Matches(run_ids=[row[0] for row in cursor.fetchall()], capped=False)
+
+    def every_match(text: str, runs: Any) -> search.Matches:
+        """The search before the window: every matching step read and grouped by run."""
+        from django.db import connection
+
+        terms = search.query_terms(text)
+        if connection.vendor == "postgresql":
+            sql = "SELECT id, run_id FROM benchmark_step WHERE search_document @@ plainto_tsquery('simple', %s)"
+            return matching_runs(sql, [" ".join(terms)])
+        sql = f"SELECT id, run_id FROM benchmark_step WHERE id IN (SELECT rowid FROM {search.FTS_TABLE} WHERE {search.FTS_TABLE} MATCH %s)"
+        return matching_runs(sql, [search._fts5_query(terms)])
+
+    def like_scan(text: str, runs: Any) -> search.Matches:
         pattern = f"%{text}%"
-        sql = 'SELECT run_id, "index" AS idx FROM benchmark_step WHERE thought LIKE %s OR action LIKE %s OR observation LIKE %s'
-        return sql, [pattern, pattern, pattern]
+        sql = "SELECT id, run_id FROM benchmark_step WHERE thought LIKE %s OR action LIKE %s OR observation LIKE %s"
+        return matching_runs(sql, [pattern, pattern, pattern])
 
-    search.matching_steps_sql = like_scan  # the same view, matching by scanning every step's text
-    try:
-        p50, p99, size = measure(client, f"/runs/?q={RARE}", max(3, args.repeats // 10))
-        alternatives.append((f"unindexed LIKE search ({RARE})", p50, p99, size))
-    finally:
-        search.matching_steps_sql = real
+    fold_min = compare.FOLD_MIN
+    compare.FOLD_MIN = 10**9  # nothing folded: every aligned row rendered, as before the folding
+    p50, p99, size = measure(client, f"/runs/compare/?run={a.code}&run={b.code}", max(3, args.repeats // 10))
+    compare.FOLD_MIN = fold_min
+    alternatives.append(("compare, every row rendered (unfolded)", p50, p99, size))
+
+    for label, patched, url in [
+        ("every match grouped (gradient tensor)", every_match, "/runs/?q=gradient+tensor"),
+        (f"unindexed LIKE search ({RARE})", like_scan, f"/runs/?q={RARE}"),
+    ]:
+        search.recent_matches = patched  # the same view, matching the old way
+        try:
+            p50, p99, size = measure(client, url, max(3, args.repeats // 10))
+            alternatives.append((label, p50, p99, size))
+        finally:
+            search.recent_matches = real
 
     print(f"\nload average (1 min) {load_before:.1f} before, {os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores")
     print(f"\n{'case':<40} {'p50 ms':>9} {'p99 ms':>9} {'KB':>8}  goal <= 200 ms")

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmark.leaderboards.mlgym_results import ACTION_ORDER
+from benchmark.leaderboards.scoring import BASELINE, Scoring
 from benchmark.leaderboards.scoring import Leaderboard as Board
-from benchmark.leaderboards.scoring import Scoring
 from benchmark.text_tables import latex_escape, latex_tabular, markdown_table
 
 SCORING_LABELS = {Scoring.BEST_ATTEMPT: "Best attempt", Scoring.BEST_SUBMISSION: "Best submission"}
@@ -227,6 +227,63 @@ def exit_status_figure(statuses: Mapping[str, Counter[str]]) -> dict[str, Any]:
     return stacked_bar_figure(statuses, order=("submitted",), title="Exit status per model")
 
 
+def task_score_figures(board: Board) -> dict[str, dict[str, Any]]:
+    """Per task: each method's best attempt as a bar, and the task's baseline as a dashed line.
+
+    The baseline is the board's `baseline` row (the task's own baseline score); a task without one
+    gets no line, and its figure says so (`baseline` None) instead of drawing one at 0."""
+    figures = {}
+    for task in board.tasks:
+        baseline = finite_or_none(board.cells[(BASELINE, task)].best_attempt)
+        scored = [
+            (method, value)
+            for method in ranked_methods(board)
+            if method != BASELINE and (value := finite_or_none(board.cells[(method, task)].best_attempt)) is not None
+        ]
+        layout: dict[str, Any] = {
+            "xaxis": {"title": {"text": f"best attempt on {task}"}, "automargin": True},
+            "yaxis": {"automargin": True, "autorange": "reversed"},
+            "margin": {"t": 30},
+            "height": max(260, 100 + 26 * len(scored)),
+        }
+        if baseline is not None:
+            layout["shapes"] = [
+                {
+                    "type": "line",
+                    "x0": baseline,
+                    "x1": baseline,
+                    "yref": "paper",
+                    "y0": 0,
+                    "y1": 1,
+                    "line": {"dash": "dash", "color": "#444", "width": 2},
+                }
+            ]
+            layout["annotations"] = [
+                {
+                    "x": baseline,
+                    "y": 1,
+                    "yref": "paper",
+                    "yanchor": "bottom",
+                    "showarrow": False,
+                    "text": f"baseline {baseline:.4g}",
+                }
+            ]
+        figures[task] = {
+            "data": [
+                {
+                    "type": "bar",
+                    "orientation": "h",
+                    "y": [method for method, _ in scored],
+                    "x": [value for _, value in scored],
+                    "hovertemplate": "%{y}: %{x:.4f}<extra></extra>",
+                }
+            ],
+            "layout": layout,
+            "baseline": baseline,
+        }
+    return figures
+
+
 @dataclass
 class Analysis:
     """MLGym's side analyses, per method: recorded costs per run, exit statuses, action families."""
@@ -247,6 +304,7 @@ def page_data(board: Board, analysis: Analysis, *, runs: Sequence[Mapping[str, A
         "aup_cost": aup_cost_figure(board, analysis.costs) if analysis.costs else None,
         "exit_status": exit_status_figure(analysis.exit_statuses) if analysis.exit_statuses else None,
         "actions": action_figure(analysis.actions) if analysis.actions else None,
+        "task_scores": task_score_figures(board),
     }
     data["analysis_methods"] = {
         "aup_cost": sorted(analysis.costs),

@@ -3,6 +3,10 @@
 Runs on the same task are aligned by step index. A replay and its original (or any two runs whose
 actions were the same sequence with insertions) are aligned by action, so a step the replay
 skipped does not shift every later row.
+
+Stretches of FOLD_MIN or more rows with the same action are folded into one "N steps with the same
+action" row: the page renders the rows that differ, and the folded ones travel as compact data the
+browser turns into rows when asked (two 1,000-step runs that agree mostly render a few dozen rows).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from benchmark.templatetags.run_numbers import score_text
 
 BY_STEP = "step"
 BY_ACTION = "action"
+FOLD_MIN = 3  # a shorter stretch of equal actions is shown as it is
 
 
 @dataclass
@@ -36,6 +41,25 @@ class Row:
 
 
 @dataclass
+class Fold:
+    """A stretch of rows with the same action on both sides, shown folded."""
+
+    number: int
+    start: int  # position in rows of its first row
+    rows: list[Row]
+    is_fold = True  # for the template, which cannot ask isinstance
+
+    @property
+    def steps_of_a(self) -> str:
+        first, last = self.rows[0].a, self.rows[-1].a
+        return f"{first.index}–{last.index}" if first and last else ""
+
+    @property
+    def outputs_differ(self) -> int:
+        return sum(not row.same_output for row in self.rows)
+
+
+@dataclass
 class Comparison:
     mode: str
     rows: list[Row]
@@ -43,6 +67,36 @@ class Comparison:
     first_divergence: int | None  # position in rows of the first row whose actions differ
     differing: int = 0
     series: list[dict[str, Any]] = field(default_factory=list)
+    blocks: list[tuple[int, Row | Fold]] = field(default_factory=list)  # (position in rows, row or fold)
+
+    def folded(self) -> dict[int, list[list[Any]]]:
+        """{fold number: its rows as [A index, A action, A score, B index, B action, B score, same output]}."""
+        return {
+            block.number: [
+                [r.a.index, r.a.action, r.a.score, r.b.index, r.b.action, r.b.score, r.same_output]
+                for r in block.rows
+                if r.a is not None and r.b is not None
+            ]
+            for _, block in self.blocks
+            if isinstance(block, Fold)
+        }
+
+
+def _blocks(rows: list[Row]) -> list[tuple[int, Row | Fold]]:
+    blocks: list[tuple[int, Row | Fold]] = []
+    start = folds = 0
+    while start < len(rows):
+        end = start
+        while end < len(rows) and rows[end].same_action:
+            end += 1
+        if end - start >= FOLD_MIN:
+            blocks.append((start, Fold(number=folds, start=start, rows=rows[start:end])))
+            folds += 1
+            start = end
+        else:
+            blocks.append((start, rows[start]))
+            start += 1
+    return blocks
 
 
 def _sides(run: Run) -> list[Side]:
@@ -118,6 +172,31 @@ def score_series(run: Run, label: str) -> dict[str, Any]:
     return {"label": label, "points": [[index, value, kind] for index, value, kind in points]}
 
 
+def cost_series(run: Run) -> dict[str, Any]:
+    """Cumulative cost and tokens over the run's steps, for the run page's cost chart.
+
+    Steps Referee recorded carry their own cost and tokens (0 for a step no model call made). Steps of
+    an imported trajectory carry none (MLGym's .traj gives only the run's totals): they are missing,
+    never a flat line at 0, and the chart says so."""
+    if run.source != Run.Source.REFEREE:
+        return {"known": False, "cost": [], "tokens": []}
+    cost = tokens = 0.0
+    cost_points, token_points = [], []
+    steps = (
+        Step.objects.filter(run=run).order_by("index").values_list("index", "cost", "tokens_sent", "tokens_received")
+    )
+    for index, step_cost, sent, received in steps:
+        cost += step_cost
+        tokens += sent + received
+        cost_points.append([index, round(cost, 6), "cost"])
+        token_points.append([index, tokens, "tokens"])
+    return {
+        "known": True,
+        "cost": [{"label": "cumulative cost ($)", "points": cost_points}],
+        "tokens": [{"label": "cumulative tokens (in + out)", "points": token_points}],
+    }
+
+
 def runs_compare(a: Run, b: Run) -> Comparison:
     related = a.replay_of_id == b.pk or b.replay_of_id == a.pk
     mode = BY_ACTION if related else BY_STEP
@@ -141,4 +220,5 @@ def runs_compare(a: Run, b: Run) -> Comparison:
         first_divergence=differing[0] if differing else None,
         differing=len(differing),
         series=[score_series(a, "run A"), score_series(b, "run B")],
+        blocks=_blocks(rows),
     )

@@ -44,9 +44,9 @@ class RunFilterForm(forms.Form):
 
 
 def runs_filtered(
-    runs: QuerySet[Run], filters: dict[str, Any], *, user: Any, matches: dict[int, int] | None = None
+    runs: QuerySet[Run], filters: dict[str, Any], *, user: Any, matches: search.Matches | None = None
 ) -> QuerySet[Run]:
-    """`matches`: the full-text matches of filters["q"] (search.first_matches), when searching."""
+    """`matches`: the runs matching filters["q"] (search.recent_matches), when searching."""
     if filters.get("mine"):
         runs = runs.filter(owner=user)
     if "task" in filters:
@@ -63,7 +63,7 @@ def runs_filtered(
     if "group" in filters:
         runs = runs.filter(group__code=filters["group"])
     if matches is not None:
-        runs = runs.filter(pk__in=search.id_in(list(matches)))
+        runs = runs.filter(pk__in=search.id_in(matches.run_ids))
     return runs.order_by(*SORTS[filters.get("sort") or "new"][1])
 
 

@@ -2,18 +2,27 @@
 database's text-search dialect.
 
 SQLite (the default) keeps an FTS5 table `benchmark_step_fts` in step with `benchmark_step` through
-triggers; PostgreSQL has a GIN index on a `to_tsvector` expression of the same three columns
-(migration 0011_step_full_text_search creates whichever the database needs). Both tokenise
-without stemming (FTS5 `unicode61`, PostgreSQL's `simple` configuration), so a search finds the same
-words on both: every word of the query must occur in one step.
+triggers (migration 0011_step_full_text_search); PostgreSQL keeps a stored, generated `tsvector`
+column `search_document` of the same three columns with a GIN index on it (migration
+0013_step_search_document_postgres; the column is not on the Django model, the database computes it
+on every INSERT and UPDATE). Both tokenise without stemming (FTS5 `unicode61`, PostgreSQL's `simple`
+configuration), so a search finds the same words on both: every word of the query must occur in one
+step.
+
+A search reads at most MATCH_WINDOW matching steps, newest first: a word found in most of a million
+steps answers with the runs of its most recent matches, and the list says that more runs match,
+rather than grouping every match to count them exactly.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection
+from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
 
 # PostgreSQL: to_tsvector of a very long output would exceed the 1 MB tsvector limit and make the
@@ -26,6 +35,7 @@ POSTGRES_DOCUMENT = (
 )
 FTS_TABLE = "benchmark_step_fts"
 MAX_TERMS = 20
+MATCH_WINDOW = 5_000  # matching steps read per search, newest first (about a page of runs of a word found everywhere)
 
 SQLITE_SETUP = [
     f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(thought, action, observation, "
@@ -49,8 +59,22 @@ SQLITE_TEARDOWN = [
     f"DROP TRIGGER IF EXISTS {FTS_TABLE}_update",
     f"DROP TABLE IF EXISTS {FTS_TABLE}",
 ]
+# 0011's expression index, which 0013 replaces by the stored column: a query through the expression
+# recomputed to_tsvector for every row the index could not decide, and PostgreSQL kept no statistics
+# of the words, so it could not tell a rare word from a common one.
 POSTGRES_SETUP = [f"CREATE INDEX IF NOT EXISTS step_fulltext ON benchmark_step USING gin ({POSTGRES_DOCUMENT})"]
 POSTGRES_TEARDOWN = ["DROP INDEX IF EXISTS step_fulltext"]
+POSTGRES_COLUMN_SETUP = [
+    "DROP INDEX IF EXISTS step_fulltext",
+    f"ALTER TABLE benchmark_step ADD COLUMN search_document tsvector GENERATED ALWAYS AS ({POSTGRES_DOCUMENT}) STORED",
+    "CREATE INDEX step_fulltext ON benchmark_step USING gin (search_document)",
+    "ANALYZE benchmark_step",
+]
+POSTGRES_COLUMN_TEARDOWN = [
+    "DROP INDEX IF EXISTS step_fulltext",
+    "ALTER TABLE benchmark_step DROP COLUMN IF EXISTS search_document",
+    *POSTGRES_SETUP,
+]
 
 
 def query_terms(text: str) -> list[str]:
@@ -64,33 +88,78 @@ def _fts5_query(terms: list[str]) -> str:
     return " ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
-def matching_steps_sql(text: str) -> tuple[str, list[str]] | None:
-    """SQL selecting (run_id, idx = step index) of the steps matching `text`; None when the query has no words."""
+@dataclass
+class Matches:
+    """The runs with a step matching a query, most recent match first."""
+
+    run_ids: list[int]
+    # True when more than MATCH_WINDOW steps matched: run_ids are the runs of the MATCH_WINDOW most
+    # recently recorded matching steps, and older matching runs are left out (the list says so).
+    capped: bool
+
+
+def _postgres_match() -> str:
+    return "search_document @@ plainto_tsquery('simple', %s)"
+
+
+def recent_matches(text: str, runs: QuerySet[Any]) -> Matches | None:
+    """The runs among `runs` with a step matching `text`; None when the query has no words.
+
+    One bounded read: the matching steps newest first (step ids grow as steps are recorded), at most
+    MATCH_WINDOW of them. A rare word reads all its matches; a word in most steps stops after
+    MATCH_WINDOW instead of grouping a million matches by run to count them all."""
     terms = query_terms(text)
     if not terms:
         return None
+    runs_sql, runs_params = runs.order_by().values("pk").query.sql_with_params()
     if connection.vendor == "postgresql":
-        sql = f"SELECT run_id, \"index\" AS idx FROM benchmark_step WHERE {POSTGRES_DOCUMENT} @@ plainto_tsquery('simple', %s)"
-        return sql, [" ".join(terms)]
-    if connection.vendor == "sqlite":
         sql = (
-            'SELECT run_id, "index" AS idx FROM benchmark_step WHERE id IN '
-            f"(SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s)"
+            f"SELECT run_id FROM benchmark_step WHERE {_postgres_match()} AND run_id IN ({runs_sql}) "
+            "ORDER BY id DESC LIMIT %s"
         )
-        return sql, [_fts5_query(terms)]
-    raise NotImplementedError(f"full-text search is not set up for {connection.vendor}")
-
-
-def first_matches(text: str) -> dict[int, int] | None:
-    """{run id: index of its first step matching `text`} over all runs; None when the query has no
-    words. One evaluation of the full-text match per request: the list's count, its page and the
-    "first match" links all read this instead of matching again."""
-    found = matching_steps_sql(text)
-    if found is None:
-        return None
-    sql, params = found
+        params = [" ".join(terms), *runs_params, MATCH_WINDOW + 1]
+    elif connection.vendor == "sqlite":
+        # The FTS table drives (CROSS JOIN keeps SQLite from starting at the steps table) in
+        # descending rowid order, each hit joined back to its step by primary key.
+        sql = (
+            f"SELECT s.run_id FROM {FTS_TABLE} CROSS JOIN benchmark_step s ON s.id = {FTS_TABLE}.rowid "
+            f"WHERE {FTS_TABLE} MATCH %s AND s.run_id IN ({runs_sql}) ORDER BY {FTS_TABLE}.rowid DESC LIMIT %s"
+        )
+        params = [_fts5_query(terms), *runs_params, MATCH_WINDOW + 1]
+    else:
+        raise NotImplementedError(f"full-text search is not set up for {connection.vendor}")
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT run_id, MIN(idx) FROM ({sql}) AS matches GROUP BY run_id", params)
+        cursor.execute(sql, params)
+        hits = [row[0] for row in cursor.fetchall()]
+    capped = len(hits) > MATCH_WINDOW
+    return Matches(run_ids=list(dict.fromkeys(hits[:MATCH_WINDOW])), capped=capped)
+
+
+def first_match_indexes(text: str, run_ids: list[int]) -> dict[int, int]:
+    """{run id: index of its first step matching `text`} for a page of runs (exact, whatever the window)."""
+    terms = query_terms(text)
+    if not terms or not run_ids:
+        return {}
+    if connection.vendor == "postgresql":
+        sql = (
+            f'SELECT run_id, MIN("index") FROM benchmark_step WHERE run_id = ANY(%s) AND {_postgres_match()} '
+            "GROUP BY run_id"
+        )
+        params: list[Any] = [run_ids, " ".join(terms)]
+    else:
+        # Per run of the page, one read of the FTS index over that run's range of step ids (a rowid
+        # range FTS5 seeks to): probing the index once per step would cost a seek into the whole
+        # match list of a common word for each of the page's thousands of steps.
+        sql = (
+            "WITH page(run_id, lo, hi) AS (SELECT run_id, MIN(id), MAX(id) FROM benchmark_step "
+            "WHERE run_id IN (SELECT value FROM json_each(%s)) GROUP BY run_id) "
+            f'SELECT page.run_id, MIN(s."index") FROM page CROSS JOIN {FTS_TABLE} CROSS JOIN benchmark_step s '
+            f"WHERE {FTS_TABLE} MATCH %s AND {FTS_TABLE}.rowid BETWEEN page.lo AND page.hi "
+            f"AND s.id = {FTS_TABLE}.rowid AND s.run_id = page.run_id GROUP BY page.run_id"
+        )
+        params = [json.dumps(run_ids), _fts5_query(terms)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
         return dict(cursor.fetchall())
 
 

@@ -20,7 +20,7 @@ from accounts.roles import ADMIN, RESEARCHER, is_researcher, role_required
 from benchmark.llm.check import launch_problem
 from benchmark.models import AgentConfig, Run, StepNote
 from benchmark.runs import listing, notes, progress, search, services
-from benchmark.runs.compare import runs_compare, score_series
+from benchmark.runs.compare import cost_series, runs_compare, score_series
 from benchmark.runs.forms import NOTE_MAX_CHARS, LaunchForm, ShareForm, StepNoteForm, launchable_tasks
 from benchmark.runs.listing import RunFilterForm
 from benchmark.runs.permissions import can_manage_run, can_view_run, had_access, visible_runs
@@ -50,17 +50,23 @@ def run_list(request: HttpRequest) -> HttpResponse:
     form.is_valid()  # an invalid parameter is shown beside the form; the valid ones still apply
     filters = form.values()
     visible = visible_runs(request.user)
-    matches = (search.first_matches(filters["q"]) or {}) if "q" in filters else None
+    matches = None
+    if "q" in filters:  # the matching runs among those the other filters leave
+        candidates = listing.runs_filtered(visible, filters, user=request.user)
+        matches = search.recent_matches(filters["q"], candidates) or search.Matches(run_ids=[], capped=False)
     runs = listing.runs_filtered(visible.select_related("owner", "group"), filters, user=request.user, matches=matches)
     page = Paginator(runs, listing.PAGE_SIZE).get_page(request.GET.get("page"))
+    first = search.first_match_indexes(filters["q"], [run.pk for run in page]) if matches else {}
     for run in page:
-        run.first_match = (matches or {}).get(run.pk)
+        run.first_match = first.get(run.pk)
     context = {
         "form": form,
         "filters": filters,
         "page": page,
         "group": listing.group_for(filters, visible),
         "choices": listing.filter_choices(visible),
+        "search_capped": matches is not None and matches.capped,
+        "match_window": search.MATCH_WINDOW,
     }
     return render(request, "benchmark/run_list.html", context)
 
@@ -117,6 +123,7 @@ def run_detail(request: HttpRequest, code: UUID) -> HttpResponse:
         "shared_with": [share.user for share in run.shares.filter(revoked_at__isnull=True).select_related("user")],
         "scores": run.scores.select_related("step").order_by("created_at", "id"),
         "score_series": [score_series(run, "this run")],
+        "cost_series": cost_series(run),
         "no_trajectory": run.source == Run.Source.MLGYM and not run.step_count,
         "notes": notes.notes_by_step(run, user=request.user, can_manage=can_manage_run(request.user, run)),
         "note_max": NOTE_MAX_CHARS,

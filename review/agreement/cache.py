@@ -171,6 +171,15 @@ def campaign_analysis(*, campaign: Campaign, rubric: Rubric, settings: dict[str,
     return analysis
 
 
+def cached_analysis(*, campaign: Campaign, rubric: Rubric, settings: dict[str, Any]) -> Analysis | None:
+    """The analysis of `campaign`'s current state under `settings` if one is cached; never computes."""
+    state, progress = campaign_state(campaign=campaign, rubric=rubric)
+    cached = _get(f"analysis:{campaign.code}:{state[:24]}:{settings_key(settings)}")
+    if cached is not None:
+        cached.progress = progress
+    return cached
+
+
 def rendered(analysis: Analysis, fmt: str, tags_key: str, render: Callable[[], str]) -> tuple[bytes, bool]:
     """A download of `analysis` in `fmt` (including the tags as of `tags_key`), rendered once.
     Kept as UTF-8 bytes: a cached HTML report is ~5 MB, and bytes skip re-encoding per request."""

@@ -24,4 +24,20 @@
     window.Plotly.newPlot(element, figure.data, figure.layout, { responsive: true, displaylogo: false });
     element.dataset.drawn = "true";
   }
+
+  // Scores per task: the chosen task's bars and, where the task has one, its baseline line.
+  const choice = document.getElementById("task-score-choice");
+  const taskChart = document.getElementById("chart-task-scores");
+  const note = document.getElementById("task-baseline-note");
+  function drawTask() {
+    const figure = (figures.task_scores || {})[choice.value];
+    if (!figure || typeof window.Plotly === "undefined") return;
+    note.textContent = figure.baseline === null ? note.dataset.none : note.dataset.some;
+    window.Plotly.react(taskChart, figure.data, figure.layout, { responsive: true, displaylogo: false });
+    taskChart.dataset.drawn = choice.value;
+  }
+  if (choice && taskChart) {
+    choice.addEventListener("change", drawTask);
+    drawTask();
+  }
 })();

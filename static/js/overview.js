@@ -21,7 +21,7 @@
   }
 
   function apply(data) {
-    root.querySelectorAll("[data-count]").forEach(function (el) {
+    document.querySelectorAll("#overview-numbers [data-count], #overview-more [data-count]").forEach(function (el) {
       var value = lookup(data, el.dataset.count);
       el.textContent = value == null ? "unknown" : String(value);
     });

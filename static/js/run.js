@@ -20,6 +20,9 @@
   const chartSeries = chartData ? JSON.parse(chartData.textContent) : [{ label: "this run", points: [] }];
   let chartDirty = false;
   const charted = new Set(chartSeries[0].points.map((p) => p[0])); // the server drew these already
+  // Cumulative cost and tokens: absent (no #cost-series) when the steps carry no cost data.
+  const costData = document.getElementById("cost-series");
+  const costSeries = costData ? JSON.parse(costData.textContent) : null;
   const notes = JSON.parse(document.getElementById("step-notes").textContent);
 
   // -- ANSI: SGR colours become classes; every other escape sequence is dropped ------------
@@ -179,12 +182,22 @@
       list.appendChild(item);
       lastIndex = step.index;
       added++;
+      if (costSeries) {
+        const cost = costSeries.cost[0].points, tokens = costSeries.tokens[0].points;
+        const last = cost.length ? cost[cost.length - 1] : null;
+        if (!last || last[0] < step.index) {
+          cost.push([step.index, (last ? last[1] : 0) + (step.cost || 0), "cost"]);
+          const lastTokens = tokens.length ? tokens[tokens.length - 1][1] : 0;
+          tokens.push([step.index, lastTokens + (step.tokens_sent || 0) + (step.tokens_received || 0), "tokens"]);
+        }
+      }
       if (step.score && !step.score.error && step.score.primary !== null && !charted.has(step.index)) {
         charted.add(step.index);
         chartSeries[0].points.push([step.index, step.score.primary, step.score.kind]);
         chartDirty = true;
       }
     }
+    if (costSeries && added && window.scoreChart) drawCost();
     if (chartDirty && window.scoreChart) {
       document.getElementById("score-card").hidden = false;
       window.scoreChart(document.getElementById("score-chart"), chartSeries);
@@ -196,6 +209,11 @@
       shown.textContent = String(Math.max(Number(shown.textContent) || 0, list.children.length));
       if (atBottom && !finished && !location.hash) list.lastElementChild.scrollIntoView({ block: "end" });
     }
+  }
+
+  function drawCost() {
+    window.scoreChart(document.getElementById("cost-chart"), costSeries.cost);
+    window.scoreChart(document.getElementById("tokens-chart"), costSeries.tokens);
   }
 
   function showWall() {
@@ -226,9 +244,25 @@
       liveState.textContent = run.status;
       const cancel = document.getElementById("cancel-form");
       if (cancel) cancel.remove();
+      showAfterFinish(run);
       if (wallTimer) { clearInterval(wallTimer); wallTimer = null; }
       if (socket) socket.close();
     }
+  }
+
+  // The actions valid only after the end (Replay, Resume), served in a <template> while the run is
+  // active: the ones that fit how it ended join the toolbar.
+  function showAfterFinish(run) {
+    const template = document.getElementById("after-finish");
+    if (!template) return;
+    const toolbar = document.getElementById("run-actions");
+    for (const form of template.content.querySelectorAll("form")) {
+      if (document.getElementById(form.id)) continue;
+      if (form.dataset.whenStatus && form.dataset.whenStatus !== run.status) continue;
+      if ("needsSteps" in form.dataset && !(run.step_count || list.children.length)) continue;
+      toolbar.appendChild(form.cloneNode(true));
+    }
+    template.remove();
   }
 
   // -- step notes: shown under their step, added and deleted by plain form posts ---------------
@@ -331,6 +365,7 @@
   const initialQuery = new URLSearchParams(location.search).get("q");
   if (initialQuery) search.value = initialQuery; // from a runs-list search: the matching steps only
   if (window.scoreChart && chartSeries[0].points.length) window.scoreChart(document.getElementById("score-chart"), chartSeries);
+  if (window.scoreChart && costSeries) drawCost();
   addSteps(JSON.parse(document.getElementById("initial-steps").textContent));
   setStatus(JSON.parse(document.getElementById("initial-run").textContent));
   if (initialQuery) search.dispatchEvent(new Event("input"));

@@ -1,6 +1,7 @@
 // Score over steps, as a small SVG line chart (no plotly: a few dozen points do not need 3 MB).
 // Series come from a json_script #score-series: [{label, points: [[step, value, kind], ...]}].
-// window.scoreChart(container, series) redraws, so the run page can add live points.
+// window.scoreChart(container, series) redraws, so the run page can add live points; the
+// container's data-label names the chart, data-lines-only draws lines without dots.
 (function () {
   "use strict";
   const NS = "http://www.w3.org/2000/svg";
@@ -29,7 +30,7 @@
     if (y0 === y1) { const d = Math.abs(y0) * 0.1 || 1; y0 -= d; y1 += d; }
     const sx = (x) => PAD.left + ((x - x0) / (x1 - x0)) * (W - PAD.left - PAD.right);
     const sy = (y) => H - PAD.bottom - ((y - y0) / (y1 - y0)) * (H - PAD.top - PAD.bottom);
-    const svg = node("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "score over steps", class: "score-svg" });
+    const svg = node("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": container.dataset.label || "score over steps", class: "score-svg" });
     svg.appendChild(node("line", { x1: PAD.left, y1: H - PAD.bottom, x2: W - PAD.right, y2: H - PAD.bottom, stroke: "#999" }));
     svg.appendChild(node("line", { x1: PAD.left, y1: PAD.top, x2: PAD.left, y2: H - PAD.bottom, stroke: "#999" }));
     [y0, (y0 + y1) / 2, y1].forEach((y) => svg.appendChild(node("text", { x: PAD.left - 4, y: sy(y) + 4, "text-anchor": "end", "font-size": 11 }, short(y))));
@@ -39,6 +40,8 @@
       if (s.points.length > 1) {
         svg.appendChild(node("polyline", { points: s.points.map((p) => sx(p[0]) + "," + sy(p[1])).join(" "), fill: "none", stroke: colour, "stroke-width": 2 }));
       }
+      // data-lines-only (cumulative cost and tokens): one point per step, a line without dots.
+      if ("linesOnly" in container.dataset && s.points.length > 1) return;
       s.points.forEach((p) => {
         const dot = node("circle", { cx: sx(p[0]), cy: sy(p[1]), r: p[2] === "submit" ? 5 : 3.5, fill: colour, class: "score-point" });
         dot.appendChild(node("title", {}, `${s.label} · step ${p[0]} · ${p[2]}: ${p[1]}`));

@@ -78,3 +78,28 @@ def test_it_refreshes_the_numbers_while_the_page_is_open(live_server, admin_user
             assert page.inner_text("[data-count='finished_today.finished']") == "1"
         finally:
             browser.close()
+
+
+@pytest.mark.docker
+def test_it_shows_campaign_progress_cached_verdicts_and_sandbox_health(client_for, admin_user, reviewer):
+    from review.models import Campaign
+    from tests.review.test_agreement_campaign import make_campaign
+
+    campaign = make_campaign("overview-study")  # 6 items x 2 reviewers, 12 reviews submitted, a draft
+    Campaign.objects.create(name="closed one", rubric=campaign.rubric, status=Campaign.Status.CLOSED)
+    admin = client_for(admin_user)
+    data = admin.get(JSON).json()
+    assert [(c["name"], c["reviews_submitted"], c["reviews_expected"]) for c in data["campaigns"]] == [
+        ("overview-study", 12, 12)
+    ]
+    # Verdicts are shown once the agreement page computed them for the campaign's current state.
+    assert [(v["name"], v["computed"], v["verdicts"]) for v in data["verdicts"]] == [("overview-study", False, {})]
+    assert admin.get(f"/agreement/{campaign.code}/").status_code == 200
+    verdicts = admin.get(JSON).json()["verdicts"][0]
+    assert verdicts["computed"] and sum(verdicts["verdicts"].values()) == 5 * 3  # criteria x judge views
+    page = admin.get(reverse("home")).content.decode()
+    assert "<strong>12</strong> of 12 reviews done" in page and f'href="/agreement/{campaign.code}/"' in page
+    sandbox = data["sandbox"]
+    assert sandbox["backend"] == "docker" and sandbox["engine"] is True  # the suite runs on the real engine
+    assert isinstance(sandbox["running"], int) and sandbox["image"] in (True, False)
+    assert client_for(reviewer).get(JSON).status_code == 403  # judge figures never reach a reviewer

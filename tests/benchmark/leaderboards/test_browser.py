@@ -45,6 +45,9 @@ def test_it_draws_the_profiles_and_the_analysis_charts(live_server, researcher, 
             page.wait_for_selector("#aup-table")
             for chart in ("chart-profiles", "chart-aup-cost", "chart-exit-status", "chart-actions"):
                 page.wait_for_selector(f"#{chart}[data-drawn=true] .main-svg")
+            page.wait_for_selector("#chart-task-scores[data-drawn=toy] .main-svg")
+            assert page.locator("#chart-task-scores .shapelayer path").count() == 1  # the baseline line
+            assert page.locator("#task-baseline-note").inner_text() == "Dashed line: the task's baseline score."
             assert page.locator("#aup-table tbody tr").count() == 3  # rita-agent, gpt-o1, baseline
             assert page.locator("#aup-table tbody tr").first.get_attribute("data-method") == "rita-agent"
             assert errors == []

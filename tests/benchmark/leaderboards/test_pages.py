@@ -195,3 +195,19 @@ def test_it_ranks_against_the_computed_baseline_and_leaves_failed_runs_out(clien
     assert scores["claude"]["n_runs"] == 1  # the failed claude run is not a run of the method
     assert not any("dead-endpoint" in issue["source"] for issue in data["issues"])
     assert not any(issue["field"] == "baseline" and "no baseline" in issue["message"] for issue in data["issues"])
+
+
+def test_it_charts_each_tasks_scores_with_its_baseline_line_or_says_it_has_none(client_for, researcher, runs, task):
+    bare = Task.objects.create(
+        slug="no-baseline", version_hash="2" * 64, kind=Task.Kind.MLGYM, title="Bare", metric="acc", baseline_scores={}
+    )
+    make_run(bare, method="rita-agent", owner=researcher, attempt=0.3)
+    page = client_for(researcher).get(PAGE).content.decode()
+    start = page.index('<script id="leaderboard-figures" type="application/json">')
+    figures = json.loads(page[page.index(">", start) + 1 : page.index("</script>", start)])["task_scores"]
+    toy = figures["toy-accuracy"]
+    assert toy["baseline"] == 0.5 and toy["layout"]["shapes"][0]["x0"] == 0.5
+    assert toy["data"][0]["y"] == ["rita-agent", "gpt-o1"] and toy["data"][0]["x"] == [0.9, 0.6]  # not other people's
+    assert figures["no-baseline"]["baseline"] is None and "shapes" not in figures["no-baseline"]["layout"]
+    assert figures["no-baseline"]["data"][0]["x"] == [0.3]
+    assert 'id="task-score-choice"' in page and "no baseline line is drawn" in page

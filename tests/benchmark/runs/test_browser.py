@@ -197,6 +197,33 @@ def test_it_pages_filters_and_searches_the_runs_list_then_compares_two(live_url,
     context.close()
 
 
+def test_it_unfolds_equal_steps_of_a_comparison_and_charts_a_runs_cost(live_url, browser_page, researcher):
+    from benchmark.runs import progress
+    from tests.benchmark.runs_support import make_run, stub_task
+
+    task = stub_task("unfolded")
+    a, b = (make_run(owner=researcher, task=task, status=Run.Status.FINISHED) for _ in range(2))
+    for run, odd in ((a, "cat a"), (b, "cat b")):
+        for action in ["ls", "ls <b>x</b>", "ls", odd]:
+            progress.step_append(run=run, thought="t", action=action, observation="o", cost=0.01, publish=False)
+    context = signed_in(browser_page, live_url, researcher)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{live_url}/runs/compare/?run={a.code}&run={b.code}")
+    assert page.locator("#compare-steps tbody tr").count() == 2  # the fold and the differing row
+    page.get_by_role("button", name="Show 3 steps with the same action").click()
+    unfolded = page.locator("#compare-steps tr.unfolded")
+    assert unfolded.count() == 3 and page.locator("#compare-steps tr.fold").count() == 0
+    assert unfolded.nth(1).locator("pre.action").first.inner_text() == "ls <b>x</b>"  # text, not HTML
+    assert unfolded.nth(2).locator("a").first.get_attribute("href") == f"/runs/{a.code}/#step-3"
+    page.goto(f"{live_url}/runs/{a.code}/")
+    assert page.locator("#cost-chart svg polyline").count() == 1
+    assert page.locator("#tokens-chart svg").count() == 1
+    assert errors == []
+    context.close()
+
+
 def test_it_adds_a_note_to_a_step_and_shows_it_to_a_viewer(live_url, browser_page, researcher, other_researcher):
     from benchmark.runs import progress
     from benchmark.runs.services import run_share
@@ -263,10 +290,13 @@ def test_it_refreshes_the_whole_header_when_a_live_run_ends(live_url, browser_pa
     assert page.locator("#step-1 .thought").inner_text() == "validate now"
     assert page.locator("#step-2 .badge").first.inner_text() == "validate: 2.5699"
     page.wait_for_selector("#score-chart circle.score-point")  # the curve grows live
+    assert page.locator("#replay-form").count() == 0  # not while it runs
     assert run_cancel(run=run)
     page.wait_for_function("document.getElementById('live-state').textContent === 'cancelled'", timeout=10_000)
     assert page.locator("#run-status").inner_text() == "cancelled"
     assert page.locator("#cancel-form").count() == 0
+    assert page.locator("#run-actions #replay-form").count() == 1  # the end's actions appear without a reload
+    assert page.locator("#resume-form").count() == 0  # cancelled, not interrupted: nothing to resume
     assert page.locator("#run-best").inner_text() == "2.5699"
     assert page.locator("#run-best").get_attribute("title") == "2.5699052132701423"
     wall = page.locator("#run-wall").inner_text()

@@ -111,3 +111,46 @@ def test_it_keeps_scores_of_failed_steps_out_of_the_curve(researcher):
         publish=False,
     )
     assert runs_compare(run, make_run(owner=researcher, task=run.task)).series[0]["points"] == [[1, 1.25, "validate"]]
+
+
+def test_it_folds_stretches_of_equal_actions_and_carries_them_for_the_browser(researcher, client_for):
+    task = stub_task("folded")
+    a = make_run(owner=researcher, task=task)
+    b = make_run(owner=researcher, task=task)
+    steps(a, ["ls", "ls", "ls", "ls", "cat a", "ls", "ls"])
+    steps(b, ["ls", "ls", "ls", "ls", "cat b", "ls", "ls"])
+    b.steps.filter(index=2).update(observation="another output")
+    comparison = runs_compare(a, b)
+    kinds = [(position, type(block).__name__) for position, block in comparison.blocks]
+    assert kinds == [(0, "Fold"), (4, "Row"), (5, "Row"), (6, "Row")]  # two equal rows stay unfolded
+    fold = comparison.blocks[0][1]
+    assert len(fold.rows) == 4 and fold.outputs_differ == 1 and fold.steps_of_a == "1–4"
+    assert comparison.folded() == {
+        0: [[i, "ls", "", i, "ls", "", i != 2] for i in range(1, 5)],
+    }
+    page = client_for(researcher).get(f"/runs/compare/?run={a.code}&run={b.code}").content.decode()
+    assert "Show 4 steps with the same action" in page and "1 with a different output" in page
+    assert 'id="row-4" class="differs"' in page and 'href="#row-4">First divergence' in page
+    assert 'id="row-0"' not in page  # folded: travels as data (#folded-rows), not as rendered rows
+    assert '<script id="folded-rows" type="application/json">' in page
+
+
+def test_it_charts_cumulative_cost_and_tokens_and_says_when_steps_carry_none(researcher, client_for):
+    from benchmark.runs.compare import cost_series
+
+    run = make_run(owner=researcher)
+    progress.step_append(run=run, thought="t", action="ls", observation="o", cost=0.5, tokens_sent=10, publish=False)
+    progress.step_append(run=run, thought="t", action="ls", observation="o", publish=False)  # no model call
+    progress.step_append(
+        run=run, thought="t", action="ls", observation="o", cost=0.25, tokens_received=5, publish=False
+    )
+    series = cost_series(run)
+    assert series["cost"][0]["points"] == [[1, 0.5, "cost"], [2, 0.5, "cost"], [3, 0.75, "cost"]]
+    assert series["tokens"][0]["points"] == [[1, 10, "tokens"], [2, 10, "tokens"], [3, 15, "tokens"]]
+    page = client_for(researcher).get(f"/runs/{run.code}/").content.decode()
+    assert 'id="cost-chart"' in page and 'id="cost-missing"' not in page
+    imported = make_run(owner=None, source=Run.Source.MLGYM, cost=1.25)
+    progress.step_append(run=imported, thought="t", action="ls", observation="o", publish=False)
+    assert cost_series(imported) == {"known": False, "cost": [], "tokens": []}
+    page = client_for(researcher).get(f"/runs/{imported.code}/").content.decode()
+    assert 'id="cost-missing"' in page and "$1.2500" in page and 'id="cost-chart"' not in page

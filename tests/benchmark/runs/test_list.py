@@ -111,6 +111,32 @@ def test_it_finds_runs_by_words_in_any_step_and_links_to_the_first_match(researc
     assert str(hidden.code) in codes(client.get("/runs/?q=train.py").content.decode())
 
 
+def test_it_reads_a_bounded_window_of_the_newest_matches_when_a_word_is_everywhere(researcher, client_for, monkeypatch):
+    from benchmark.runs import search
+
+    old, newer, newest = (make_run(owner=researcher) for _ in range(3))
+    for run in (old, newer, newest):
+        progress.step_append(run=run, thought="t", action="ls\n", observation="quiet", publish=False)
+    for run in (old, newer, newest):  # recorded later: newer step ids than the steps above
+        for _ in range(2):
+            progress.step_append(run=run, thought="t", action="ls\n", observation="loss 0.3", publish=False)
+    client = client_for(researcher)
+    exact = client.get("/runs/?q=loss").content.decode()
+    assert sorted(codes(exact)) == sorted(str(r.code) for r in (old, newer, newest))
+    assert "of 3 with a step matching" in exact and "search-capped" not in exact
+
+    monkeypatch.setattr(search, "MATCH_WINDOW", 3)  # 6 steps match: the 3 newest are read
+    capped = client.get("/runs/?q=loss").content.decode()
+    assert codes(capped) == [str(newest.code), str(newer.code)]  # the runs of the newest matches
+    assert "of at least 2 with a step matching" in capped and 'id="search-capped"' in capped
+    # The first-match link stays exact, also for a run only part of whose matches were read.
+    assert f"/runs/{newer.code}/?q=loss#step-2" in capped and f"/runs/{newest.code}/?q=loss#step-2" in capped
+    # The other filters apply before the window: a filtered search reads only the filtered runs' steps.
+    Run.objects.filter(pk=old.pk).update(status=Run.Status.FAILED)
+    filtered = client.get("/runs/?q=loss&status=failed").content.decode()
+    assert codes(filtered) == [str(old.code)] and "search-capped" not in filtered
+
+
 def test_it_says_an_imported_result_has_no_trajectory(researcher, client_for):
     imported = make_run(owner=None, source=Run.Source.MLGYM, status=Run.Status.FINISHED, best_attempt=1.0)
     client = client_for(researcher)

@@ -23,4 +23,9 @@ def test_it_keeps_the_search_index_of_the_steps_table_after_all_migrations():
         else:
             cursor.execute("select indexdef from pg_indexes where tablename = 'benchmark_step'")
             definitions = [row[0] for row in cursor.fetchall()]
-            assert any("step_fulltext" in d and "gin" in d.lower() for d in definitions), definitions
+            assert any("step_fulltext" in d and "gin (search_document)" in d.lower() for d in definitions), definitions
+            cursor.execute(
+                "select is_generated from information_schema.columns "
+                "where table_name = 'benchmark_step' and column_name = 'search_document'"
+            )
+            assert cursor.fetchall() == [("ALWAYS",)]  # computed by the database on every write
