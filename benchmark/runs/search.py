@@ -4,7 +4,7 @@ database's text-search dialect.
 SQLite (the default) keeps an FTS5 table `benchmark_step_fts` in step with `benchmark_step` through
 triggers (migration 0011_step_full_text_search); PostgreSQL keeps a stored, generated `tsvector`
 column `search_document` of the same three columns with a GIN index on it (migration
-0013_step_search_document_postgres; the column is not on the Django model, the database computes it
+0014_step_search_document_postgres; the column is not on the Django model, the database computes it
 on every INSERT and UPDATE). Both tokenise without stemming (FTS5 `unicode61`, PostgreSQL's `simple`
 configuration), so a search finds the same words on both: every word of the query must occur in one
 step.

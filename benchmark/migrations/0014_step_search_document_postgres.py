@@ -17,6 +17,6 @@ def _run(name: str):
 
 class Migration(migrations.Migration):
     # No SQLite operation: the steps table is not rebuilt, so 0011's FTS triggers stay.
-    dependencies = [("benchmark", "0012_step_notes_and_runs_list_index")]
+    dependencies = [("benchmark", "0013_artifact_status_interrupted")]
 
     operations = [migrations.RunPython(_run("POSTGRES_COLUMN_SETUP"), _run("POSTGRES_COLUMN_TEARDOWN"))]
