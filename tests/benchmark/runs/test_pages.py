@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from io import StringIO
 
@@ -187,10 +188,15 @@ def test_it_replays_a_finished_run_as_a_new_run(run, researcher, client_for, red
     assert replay.agent.kind == AgentConfig.Kind.REPLAY and replay.owner == researcher
 
 
-def test_it_reaps_runs_whose_worker_is_gone_and_keeps_their_steps(run, researcher, redis_client):
+def test_it_reaps_runs_whose_worker_is_gone_and_keeps_their_steps(run, researcher, redis_client, settings):
     import os
     import socket
 
+    # The reaper trusts a missing heartbeat only once Redis has been up a whole TTL: early in a
+    # session (this file run alone) it has not, so a short TTL, waited for.
+    settings.RUN_HEARTBEAT_TTL = 1
+    while float(redis_client.info("server")["uptime_in_seconds"]) < settings.RUN_HEARTBEAT_TTL:
+        time.sleep(0.1)
     Run.objects.filter(pk=run.pk).update(worker_name="0123456789abcdef")  # an RQ worker no longer registered
     alive = make_run(owner=researcher, status=Run.Status.RUNNING, worker_name=f"{socket.gethostname()}:{os.getpid()}")
     out = StringIO()
