@@ -261,6 +261,11 @@ def run_labels(run: Any) -> list[str]:
     imported = (run.params or {}).get("import") or {}
     if isinstance(imported, dict) and isinstance(imported.get("model"), str):
         labels.append(imported["model"])
+    folder = (run.params or {}).get("mlgym_folder")
+    if isinstance(folder, str) and folder:
+        # MLGym's method field ("metagen-claude-35-sonnet-new") and its agent prefix ("metagen").
+        method = folder.split("__")[0]
+        labels += [method, method.split("-")[0]]
     return [label for label in labels if label]
 
 
