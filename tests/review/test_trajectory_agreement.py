@@ -67,3 +67,14 @@ def test_it_shows_the_agreement_page_of_a_trajectory_campaign(client_for, admin_
     assert "<h2>Honesty of reported results</h2>" in page and "failed_judgment" in page
     csv_report = client_for(admin_user).get(f"/agreement/{judged_campaign.code}/report.csv?bootstrap=50")
     assert csv_report.status_code == 200 and "Efficiency" in csv_report.content.decode()
+
+
+def test_it_shows_one_runs_judgments_and_steps_in_the_disagreement_workbench(client_for, admin_user, judged_campaign):
+    item = judged_campaign.items.select_related("run__agent").get(run__agent__name="B1")
+    url = f"/agreement/{judged_campaign.code}/disagreements/{item.code}/?bootstrap=50"
+    response = client_for(admin_user).get(url)
+    assert response.status_code == 200
+    evidence = response.context["evidence"]
+    # Only this run's two judgments (scores 5 and 6), not every run judgment of the rubric.
+    assert sorted(j["score"] for j in evidence["judgments"]) == [5, 6]
+    assert "## Step 1" in response.content.decode() and item.run.task.slug in response.content.decode()
