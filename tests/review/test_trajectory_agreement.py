@@ -78,3 +78,12 @@ def test_it_shows_one_runs_judgments_and_steps_in_the_disagreement_workbench(cli
     # Only this run's two judgments (scores 5 and 6), not every run judgment of the rubric.
     assert sorted(j["score"] for j in evidence["judgments"]) == [5, 6]
     assert "## Step 1" in response.content.decode() and item.run.task.slug in response.content.decode()
+
+
+def test_it_says_the_judge_lab_takes_no_gold_set_of_trajectories(judged_campaign) -> None:
+    from django.core.exceptions import ValidationError
+
+    from review.agreement.lab import gold_set_from_campaign
+
+    with pytest.raises(ValidationError, match="gold sets hold artifacts only"):
+        gold_set_from_campaign(campaign=judged_campaign, name="runs gold")
