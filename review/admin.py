@@ -7,7 +7,7 @@ from review.reports import report_resolve
 class ItemInline(admin.TabularInline):
     model = CampaignItem
     extra = 0
-    raw_id_fields = ("artifact",)
+    raw_id_fields = ("artifact", "run")
 
 
 class MemberInline(admin.TabularInline):
