@@ -73,3 +73,29 @@ def test_it_keeps_the_first_and_last_steps_of_a_long_run_and_says_how_many_were_
     assert "60 step(s); " in prompt and "middle step(s) are left out to fit your context" in prompt
     full, none_cut = trajectory_steps_text(run, budget=10_000_000)
     assert none_cut == 0 and "--seed 30\n" in full
+
+
+def test_it_shows_a_trajectory_judgment_to_admins_only(client_for, admin_user, researcher, reviewer) -> None:
+    from django.urls import reverse
+
+    run = make_run(owner=researcher)
+    judgment = Judgment.objects.create(
+        run=run, rubric=trajectory_rubric(), judge_model=GPT, status="succeeded",
+        scores={"overall": {"score": 5, "justification": "looped twice"}},
+    )  # fmt: skip
+    url = reverse("judge:judgment_detail", args=[judgment.code])
+    shown = client_for(admin_user).get(url)
+    assert (
+        shown.status_code == 200
+        and "looped twice" in shown.content.decode()
+        and run.task.slug in shown.content.decode()
+    )
+    assert client_for(researcher).get(url).status_code == 403  # even the run's owner: the campaigns are admins'
+    assert client_for(reviewer).get(url).status_code == 403
+    anon = client_for(None).get(url)
+    assert anon.status_code == 302 and "/accounts/login" in anon["Location"]
+    assert client_for(admin_user).post(url).status_code == 405
+    assert (
+        client_for(admin_user).get(url.replace(str(judgment.code), "00000000-0000-0000-0000-000000000000")).status_code
+        == 404
+    )
