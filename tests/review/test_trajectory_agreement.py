@@ -87,3 +87,19 @@ def test_it_says_the_judge_lab_takes_no_gold_set_of_trajectories(judged_campaign
 
     with pytest.raises(ValidationError, match="gold sets hold artifacts only"):
         gold_set_from_campaign(campaign=judged_campaign, name="runs gold")
+
+
+def test_it_queues_the_judges_judgments_of_a_trajectory_campaign_once(default_endpoints, reviewer) -> None:
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    campaign = trajectory_campaign([reviewer], runs=[make_run(), make_run(model="openai:gpt-4o", agent_name="B")])
+    out = io.StringIO()
+    call_command("judge_trajectories", campaign=campaign.name, judge=["openai:gpt-4o"], stdout=out)
+    assert "2 judgment(s) queued for 2 run(s)" in out.getvalue()
+    assert Judgment.objects.filter(run__isnull=False, status="queued", rubric=campaign.rubric).count() == 2
+    call_command("judge_trajectories", campaign=campaign.name, judge=["openai:gpt-4o"], stdout=out)
+    assert Judgment.objects.count() == 2 and "0 judgment(s) queued" in out.getvalue()
+    with pytest.raises(CommandError, match="no campaign named"):
+        call_command("judge_trajectories", campaign="nope", judge=["openai:gpt-4o"])
