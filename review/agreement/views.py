@@ -317,6 +317,7 @@ def agreement_tags_export(request: HttpRequest, code: str, fmt: str) -> HttpResp
         fields = (
             "item",
             "artifact",
+            "run",
             "criterion",
             "criterion_key",
             "cause",
