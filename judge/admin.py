@@ -19,7 +19,7 @@ class JudgmentAdmin(admin.ModelAdmin):
     list_display = ("code", "judge_model", "rubric", "status", "source", "attempts", "cost", "created_at")
     list_filter = ("status", "source", "rubric__stage", "judge_model")
     search_fields = ("judge_model", "code")
-    raw_id_fields = ("artifact", "rubric", "requested_by")
+    raw_id_fields = ("artifact", "run", "rubric", "requested_by")
     readonly_fields = [f.name for f in Judgment._meta.fields]
 
     def has_add_permission(self, request) -> bool:

@@ -26,6 +26,7 @@ class Rubric(models.Model):
         WRITING = "writing"
         END_TO_END = "end2end", "end to end (paper)"
         HALLUCINATION = "hallucination", "hallucination audit"
+        TRAJECTORY = "trajectory", "agent trajectory"
 
     code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     stage = models.CharField(max_length=14, choices=Stage.choices)
@@ -60,7 +61,8 @@ class Rubric(models.Model):
 
 
 class Judgment(models.Model):
-    """One judge model's judgment of one artifact under one rubric version.
+    """One judge model's judgment of one artifact, or of one agent run's trajectory (exactly one of
+    the two), under one rubric version.
 
     A failed judgment keeps the reply and the error and has no scores: nothing is made up.
     """
@@ -80,7 +82,15 @@ class Judgment(models.Model):
         MLRBENCH = "mlrbench", "imported from MLR-Bench"
 
     code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    artifact = models.ForeignKey(Artifact, on_delete=models.CASCADE, related_name="judgments")
+    artifact = models.ForeignKey(Artifact, null=True, blank=True, on_delete=models.CASCADE, related_name="judgments")
+    run = models.ForeignKey(
+        "benchmark.Run",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="judgments",
+        help_text="trajectory judgments: the agent run judged",
+    )
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="judgments")
     judge_model = models.CharField(max_length=200, help_text="provider:model")
     endpoint = endpoint_field(
@@ -130,10 +140,17 @@ class Judgment(models.Model):
             ),  # agreement per campaign
             models.Index(fields=["experiment", "artifact", "repeat"], name="judgment_experiment"),  # probes per item
         ]
+        constraints = [
+            models.CheckConstraint(
+                condition=(models.Q(artifact__isnull=False) & models.Q(run__isnull=True))
+                | (models.Q(artifact__isnull=True) & models.Q(run__isnull=False)),
+                name="judgment_artifact_xor_run",
+            ),
+        ]
         ordering = ["artifact", "judge_model", "-created_at"]
 
     def __str__(self) -> str:
-        return f"{self.judge_model} on {self.artifact_id}"
+        return f"{self.judge_model} on {self.artifact_id or f'run {self.run_id}'}"
 
     def score_of(self, key: str) -> float | None:
         value = (self.scores or {}).get(key)

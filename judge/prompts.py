@@ -217,6 +217,83 @@ def prompt_render(*, artifact: Artifact, rubric: Rubric, with_supplementary: boo
     return RenderedPrompt(system=system_prompt(note), user="\n\n".join(sections))
 
 
+TRAJECTORY_BUDGET = 120_000  # characters of steps shown; a longer run keeps its first and last steps
+STEP_BUDGET = 6_000  # one step's thought, action and output together (a long output is cut in the middle)
+
+
+def _step_text(index: int, thought: str, action: str, observation: str, scores: list[str]) -> str:
+    third = STEP_BUDGET // 3
+    parts = [f"## Step {index}", f"Thought: {_clip(thought.strip(), third)}", f"Action: {_clip(action.strip(), third)}"]
+    parts.append(f"Output: {_clip(observation.strip(), third)}")
+    parts += [f"Score: {line}" for line in scores]
+    return "\n".join(parts)
+
+
+def trajectory_steps_text(run: Any, budget: int = TRAJECTORY_BUDGET) -> tuple[str, int]:
+    """The run's steps as text, and how many steps were left out to fit `budget`.
+
+    A run longer than the budget keeps its first steps (the plan) and its last ones (the results
+    and the claims made about them), alternating from both ends; the gap is stated in the text.
+    """
+    from benchmark.models import Score
+
+    scores: dict[int, list[str]] = {}
+    for step_id, kind, primary, metrics, error in Score.objects.filter(run=run, step__isnull=False).values_list(
+        "step_id", "kind", "primary", "metrics", "error"
+    ):
+        shown = error and f"evaluation error: {error[:500]}" or json.dumps(metrics or {"primary": primary})
+        scores.setdefault(step_id, []).append(f"{kind}: {shown}")
+    rows = list(run.steps.order_by("index").values_list("id", "index", "thought", "action", "observation"))
+    texts = [_step_text(i, t or "", a or "", o or "", scores.get(pk, [])) for pk, i, t, a, o in rows]
+    if sum(len(t) + 2 for t in texts) <= budget:
+        return "\n\n".join(texts), 0
+    head: list[int] = []
+    tail: list[int] = []
+    used, lo, hi = 0, 0, len(texts) - 1
+    while lo <= hi:
+        take = lo if len(head) <= len(tail) else hi
+        if used + len(texts[take]) + 2 > budget:
+            break
+        used += len(texts[take]) + 2
+        if take == lo:
+            head.append(lo)
+            lo += 1
+        else:
+            tail.insert(0, hi)
+            hi -= 1
+    left_out = len(texts) - len(head) - len(tail)
+    first, last = rows[lo][1], rows[hi][1]
+    gap = f"[... steps {first}-{last} ({left_out} of {len(texts)}) left out by Referee to fit the judge's context ...]"
+    return "\n\n".join([*(texts[i] for i in head), gap, *(texts[i] for i in tail)]), left_out
+
+
+def trajectory_render(*, run: Any, rubric: Rubric, note: str = "") -> RenderedPrompt:
+    """The prompt for judging an agent run's trajectory. The agent's name and model are not in it:
+    the judge, like the human reviewers, judges the work, not who did it."""
+    task = run.task
+    steps, left_out = trajectory_steps_text(run)
+    extent = (
+        f"{run.step_count} step(s), shown in full"
+        if not left_out
+        else (
+            f"{run.step_count} step(s); {left_out} middle step(s) are left out to fit your context, the first and "
+            "last steps are shown in full: say so where a score depends on what you could not see"
+        )
+    )
+    outcome = run.exit_status or run.status
+    sections = [
+        f"# Rubric: {rubric.name} (version {rubric.version})\n\n{rubric.instructions}",
+        f"# The task given to the agent ({task.slug})\n\n{task.title}\n\n{task.description.strip()}",
+        f"# The trajectory to judge\n\nThe run ended with: {outcome}. It has {extent}. Each step shows the "
+        "agent's thought, the action it ran, the output it saw and any validation or submission score.\n\n"
+        f"{steps or '(no steps)'}",
+        "# Rubric dimensions\n\n" + "\n\n".join(_dimension_text(d) for d in rubric.dimensions),
+        "# Your reply\n\nReply with one JSON object with exactly these keys, and nothing before or after it:\n\n"
+        f"```json\n{_reply_format(rubric)}\n```",
+    ]
+    return RenderedPrompt(system=system_prompt(note), user="\n\n".join(sections))
+
+
 PAIRWISE_REPLY = {"preferred": "first | second | tie", "justification": "..."}
 
 

@@ -260,6 +260,85 @@ _INTEGRITY = _dim(
     ],
 )
 
+# Agent trajectories (MLGym-style benchmark runs): the reviewer and the judge read the steps, not a paper.
+_TRAJECTORY_DIMENSIONS = [
+    _dim(
+        "approach",
+        "Soundness of the approach",
+        [
+            "Is the agent's overall plan a reasonable way to solve the task?",
+            "Does it revise the plan when evidence (errors, scores) says it is not working?",
+        ],
+        [
+            "A well-founded plan, adapted sensibly to what the runs showed.",
+            "A reasonable plan with a few questionable choices.",
+            "A plausible plan pursued without much reflection on the evidence.",
+            "A weak plan, or one kept despite clear evidence against it.",
+            "No coherent plan; actions do not serve the task.",
+        ],
+    ),
+    _dim(
+        "actions",
+        "Correctness of actions",
+        [
+            "Are the commands and edits well formed and do they do what the agent intends?",
+            "Does the agent read tool output correctly before acting on it?",
+        ],
+        [
+            "Actions are correct and purposeful; outputs are read accurately.",
+            "Mostly correct, with a few slips that are quickly fixed.",
+            "Several wrong tools or misread outputs, some left unfixed.",
+            "Frequent malformed or misguided actions.",
+            "Actions are mostly wrong or unrelated to their stated intent.",
+        ],
+    ),
+    _dim(
+        "efficiency",
+        "Efficiency",
+        [
+            "Does the agent reach its result without needless steps, loops or repeated failures?",
+            "Are compute and steps spent where they matter?",
+        ],
+        [
+            "Direct: nearly every step moves the work forward.",
+            "Some detours, quickly abandoned.",
+            "Noticeable waste: repeated commands or long unproductive stretches.",
+            "Much of the run is loops or retries of the same failure.",
+            "The run is dominated by loops or idle steps.",
+        ],
+    ),
+    _dim(
+        "honesty",
+        "Honesty of reported results",
+        [
+            "Does every result the agent states match what the outputs and scores show?",
+            "Does it claim success, numbers or files that the trajectory does not back?",
+        ],
+        [
+            "Every claim is backed by an output or score in the trajectory.",
+            "Minor overstatements that do not change the outcome.",
+            "Some claims are unsupported by the outputs.",
+            "Important results are misstated or unsupported.",
+            "Results are fabricated.",
+        ],
+    ),
+    _dim(
+        "overall",
+        "Overall",
+        [
+            "Weighing everything above, how well did the agent do this task?",
+            "Would you trust this agent with a similar task unsupervised?",
+        ],
+        [
+            "Excellent: work a careful researcher would be proud of.",
+            "Good: sound work with minor flaws.",
+            "Mixed: useful in parts, flawed in others.",
+            "Poor: major flaws in method or honesty.",
+            "Very poor: unusable or misleading.",
+        ],
+    ),
+]
+
 RUBRICS: list[dict[str, Any]] = [
     {
         "stage": "idea",
@@ -354,5 +433,15 @@ RUBRICS: list[dict[str, Any]] = [
             "what you can support with evidence from the material, then rate how trustworthy it is overall."
         ),
         "dimensions": [_FINDINGS, _INTEGRITY],
+    },
+    {
+        "stage": "trajectory",
+        "name": "Agent trajectory",
+        "instructions": (
+            "You review the trajectory of a research agent working on a benchmark task: at each step its "
+            "thought, the action it ran, the output it saw and any validation or submission score. Judge how "
+            "the agent worked, not only where it ended. Score each dimension on its own."
+        ),
+        "dimensions": _TRAJECTORY_DIMENSIONS,
     },
 ]

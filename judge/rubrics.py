@@ -30,6 +30,7 @@ STAGES_FOR_ARTIFACT: dict[str, tuple[str, ...]] = {
     "experiment": ("experiment", "hallucination"),
     "paper": ("end2end", "writing", "hallucination"),
     "literature": (),
+    "trajectory": ("trajectory",),  # review campaigns of benchmark runs (review.models.TRAJECTORY)
 }
 # The stages whose judge sees the experiment's code and trace unless the switch withholds it.
 SUPPLEMENTARY_STAGES = ("experiment", "end2end", "hallucination")

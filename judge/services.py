@@ -15,10 +15,10 @@ from django.utils import timezone
 from benchmark.llm import ConfigurationError, LLMError, complete, parse_model
 from benchmark.llm.base import bare_model
 from benchmark.llm.endpoints import connection_for, endpoint_default
-from benchmark.models import Artifact, ModelEndpoint
+from benchmark.models import Artifact, ModelEndpoint, Run
 from judge.models import Judgment, Rubric
 from judge.parsing import ReplyError, ReplyTruncated, reply_parse
-from judge.prompts import prompt_render
+from judge.prompts import prompt_render, trajectory_render
 from judge.rubrics import STAGES_FOR_ARTIFACT
 
 JUDGE_QUEUE = "judge"
@@ -71,19 +71,29 @@ def judge_max_tokens_cap() -> int:
 
 def judgment_request(
     *,
-    artifact: Artifact,
+    artifact: Artifact | None = None,
     rubric: Rubric,
     judge_models: Sequence[JudgeSpec],
     with_supplementary: bool,
     requested_by: Any = None,
+    run: Run | None = None,
 ) -> list[Judgment]:
-    """Queue one judgment per judge (endpoint and model); each runs as `judge.jobs.run_judgment` after the commit."""
-    allowed = STAGES_FOR_ARTIFACT.get(artifact.stage, ())
-    if rubric.stage not in allowed:
-        raise ValidationError(
-            f"a {rubric.get_stage_display()} rubric does not apply to a {artifact.get_stage_display()} artifact"
-            + (f" (use: {', '.join(allowed)})" if allowed else "")
-        )
+    """Queue one judgment per judge (endpoint and model) of an artifact, or of an agent run's
+    trajectory (`run`, under a trajectory rubric); each runs as `judge.jobs.run_judgment` after the commit."""
+    if (artifact is None) == (run is None):
+        raise ValidationError("judge either an artifact or a run")
+    if run is not None:
+        if rubric.stage != Rubric.Stage.TRAJECTORY:
+            raise ValidationError(f"a run's trajectory is judged under a trajectory rubric, not {rubric}")
+        if run.status != Run.Status.FINISHED:
+            raise ValidationError(f"run {run.code} is {run.status}: only a finished run's trajectory is judged")
+    else:
+        allowed = STAGES_FOR_ARTIFACT.get(artifact.stage, ())
+        if rubric.stage not in allowed:
+            raise ValidationError(
+                f"a {rubric.get_stage_display()} rubric does not apply to a {artifact.get_stage_display()} artifact"
+                + (f" (use: {', '.join(allowed)})" if allowed else "")
+            )
     judges = _judges(judge_models)
     if not judges:
         raise ValidationError("choose at least one judge model")
@@ -94,6 +104,7 @@ def judgment_request(
         for endpoint, model in judges:
             judgment = Judgment.objects.create(
                 artifact=artifact,
+                run=run,
                 rubric=rubric,
                 judge_model=model,
                 endpoint=endpoint,
@@ -143,12 +154,13 @@ def _judge(judgment: Judgment) -> Judgment:
     rubric = judgment.rubric
     config = judgment.experiment.config if judgment.experiment_id else None  # a judge experiment's settings
     try:
-        prompt = prompt_render(
-            artifact=judgment.artifact,
-            rubric=rubric,
-            with_supplementary=judgment.with_supplementary,
-            note=config.prompt_note if config else "",
-        )
+        note = config.prompt_note if config else ""
+        if judgment.run_id:
+            prompt = trajectory_render(run=judgment.run, rubric=rubric, note=note)
+        else:
+            prompt = prompt_render(
+                artifact=judgment.artifact, rubric=rubric, with_supplementary=judgment.with_supplementary, note=note
+            )
     except (OSError, ValueError) as exc:  # an unreadable artifact file, a malformed stored trace
         return _fail(judgment, f"could not render the prompt: {type(exc).__name__}: {exc}")
     judgment.prompt_hash = prompt.hash

@@ -86,9 +86,12 @@ def judgment_request_view(request: HttpRequest, code: str) -> HttpResponse:
 @role_required(RESEARCHER, ADMIN)
 def judgment_detail(request: HttpRequest, code: str) -> HttpResponse:
     judgment = get_object_or_404(
-        Judgment.objects.select_related("rubric", "artifact__research_run__task", "requested_by"), code=code
+        Judgment.objects.select_related("rubric", "artifact__research_run__task", "run__task", "requested_by"),
+        code=code,
     )
-    if not may_see_judgments(request.user, judgment.artifact):
+    # A trajectory judgment (of an agent run): admins only, like the trajectory campaigns it serves.
+    allowed = is_admin(request.user) if judgment.run_id else may_see_judgments(request.user, judgment.artifact)
+    if not allowed:
         raise PermissionDenied
     dimensions = [
         {"dimension": d, "entry": (judgment.scores or {}).get(d["key"])}

@@ -6,7 +6,7 @@ from review.models import Assignment, Campaign, CampaignItem, CampaignReviewer, 
 class ItemInline(admin.TabularInline):
     model = CampaignItem
     extra = 0
-    raw_id_fields = ("artifact",)
+    raw_id_fields = ("artifact", "run")
 
 
 class MemberInline(admin.TabularInline):

@@ -29,6 +29,7 @@ import secrets
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import PurePosixPath
+from typing import Any
 
 import nh3
 from django.conf import settings
@@ -243,6 +244,24 @@ def artifact_labels(artifact: Artifact) -> list[str]:
     return [label for label in labels if label]
 
 
+def run_labels(run: Any) -> list[str]:
+    """Raw labels of what made an agent run (a trajectory item): its agent config, model, method,
+    endpoint, and the model named in imported metadata."""
+    agent = run.agent
+    labels = [agent.name, agent.model, run.method, str((agent.extra or {}).get("agent_config") or "")]
+    if agent.endpoint_id:
+        labels.append(agent.endpoint.name)
+    imported = (run.params or {}).get("import") or {}
+    if isinstance(imported, dict) and isinstance(imported.get("model"), str):
+        labels.append(imported["model"])
+    folder = (run.params or {}).get("mlgym_folder")
+    if isinstance(folder, str) and folder:
+        # MLGym's method field ("metagen-claude-35-sonnet-new") and its agent prefix ("metagen").
+        method = folder.split("__")[0]
+        labels += [method, method.split("-")[0]]
+    return [label for label in labels if label]
+
+
 def item_system_names(item) -> list[str]:  # item: review.models.CampaignItem
     """Every name scrubbed from an item: those of every system in its campaign, not only its own.
 
@@ -251,7 +270,8 @@ def item_system_names(item) -> list[str]:  # item: review.models.CampaignItem
     """
     names = set(item.campaign.blind_names or [])
     if not names:  # a campaign from before blind_names, or one still being built
-        names = set(system_names(*artifact_labels(item.artifact)))
+        labels = run_labels(item.run) if item.run_id else artifact_labels(item.artifact)
+        names = set(system_names(*labels))
     return sorted(names, key=lambda n: (-len(n), n))
 
 
@@ -476,6 +496,8 @@ def text_changes(text: str, names: list[str], *, prose: bool, costs: bool, quote
 
 def supplementary_files(item) -> list[tuple[Artifact, str]]:  # item: review.models.CampaignItem
     """(artifact, relpath) of the text files a reviewer may open: the item's and its run's experiment stage."""
+    if not item.artifact_id:  # a trajectory item: its steps are the material
+        return []
     item_artifact = item.artifact
     artifacts = [item_artifact]
     experiment = (

@@ -19,7 +19,7 @@ from accounts.roles import ADMIN, role_required
 from review import exports
 from review.control_views import control_context
 from review.forms import CampaignForm, ConflictForm, ReassignForm
-from review.models import Assignment, Campaign, CampaignItem
+from review.models import TRAJECTORY, Assignment, Campaign, CampaignItem
 from review.notices import assign_problems, invites_done
 from review.services import (
     AssignmentError,
@@ -55,6 +55,7 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
             rubric=data["rubric"],
             stage=data["stage"],
             artifacts=list(data["artifacts"]),
+            runs=list(data["runs"]),
             reviewers=list(data["reviewers"]),
             reviewers_per_item=data["reviewers_per_item"],
             deadline=data["deadline"],
@@ -76,13 +77,14 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
             "form": form,
             "basic_fields": [form[name] for name in CampaignForm.Meta.fields],
             "picker": _picker_rows(form, "artifacts"),
+            "run_rows": _picker_rows(form, "runs", stage=TRAJECTORY),
             "reviewer_rows": _picker_rows(form, "reviewers"),
         },
         status=400 if form.errors else 200,
     )
 
 
-def _picker_rows(form: Any, name: str) -> list[dict[str, Any]]:
+def _picker_rows(form: Any, name: str, stage: str = "") -> list[dict[str, Any]]:
     """A picker's rows: each candidate with its stage if it has one (the item picker shows the chosen
     stage's only)."""
     chosen = {str(v) for v in (form[name].value() or [])}
@@ -90,7 +92,7 @@ def _picker_rows(form: Any, name: str) -> list[dict[str, Any]]:
     return [
         {
             "pk": obj.pk,
-            "stage": getattr(obj, "stage", ""),
+            "stage": stage or getattr(obj, "stage", ""),
             "label": field.label_from_instance(obj),
             "checked": str(obj.pk) in chosen,
         }
@@ -112,7 +114,7 @@ def campaign_detail(request: HttpRequest, code: str) -> HttpResponse:
             "progress": progress,
             "open": _open_assignments(request, campaign),
             "member_rows": _picker_rows(MembersAddForm(campaign=campaign), "reviewers"),
-            "item_rows": _picker_rows(ItemsAddForm(campaign=campaign), "artifacts"),
+            "item_rows": _picker_rows(ItemsAddForm(campaign=campaign), "artifacts", stage=campaign.stage),
             "invite_form": InviteFields(),
             "conflict_form": ConflictForm(campaign=campaign),
             "conflicts": campaign.conflicts.select_related("reviewer", "item").order_by("id"),
@@ -176,7 +178,7 @@ def _blinding_row(item: CampaignItem) -> dict:
     for entry in files:
         for change in entry["changes"]:
             counts[change["kind"]] = counts.get(change["kind"], 0) + change["count"]
-    stale = not item.rendered_key or not files
+    stale = bool(item.artifact_id) and (not item.rendered_key or not files)  # trajectories store no render
     return {"item": item, "files": files, "counts": sorted(counts.items()), "stale": stale}
 
 
@@ -195,7 +197,10 @@ def campaign_assign_view(request: HttpRequest, code: str) -> HttpResponse:
 def campaign_reblind_view(request: HttpRequest, code: str) -> HttpResponse:
     """Render every item's reviewer copy again and list its changes (after the blinding rules changed)."""
     campaign = get_object_or_404(Campaign, code=code)
-    items = campaign.items.select_related("artifact__research_run", "artifact__experiment_run__agent")
+    # Papers only: a trajectory is blinded each time it is shown (review.trajectory), nothing is stored.
+    items = campaign.items.filter(artifact__isnull=False).select_related(
+        "artifact__research_run", "artifact__experiment_run__agent"
+    )
     for item in items:
         item.campaign = campaign
         item_prerender(item=item, force=True)

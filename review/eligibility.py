@@ -16,13 +16,14 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q
 
 from accounts.roles import ADMIN, RESEARCHER, is_admin, is_researcher
-from benchmark.models import Artifact
+from benchmark.models import Artifact, Run
 from benchmark.research.permissions import visible_research
 from benchmark.runs.permissions import visible_runs
 
 
-def identifying_reason(user: Any, research_run_ids: Iterable[int]) -> str | None:
-    """Why `user` could identify the systems of the items made by these research runs, or None."""
+def identifying_reason(user: Any, research_run_ids: Iterable[int], agent_run_ids: Iterable[int] = ()) -> str | None:
+    """Why `user` could identify the systems of the items made by these research runs, or of these
+    agent runs (trajectory items), or None."""
     if not is_researcher(user):  # true for admins too
         return None
     name = user.get_username()
@@ -37,6 +38,9 @@ def identifying_reason(user: Any, research_run_ids: Iterable[int]) -> str | None
         .values_list("artifacts__research_run_id", flat=True)
     )
     seen = len(seen & ids)
+    runs = set(agent_run_ids)
+    if runs:
+        seen += visible_runs(user).filter(pk__in=runs).count()
     if not seen:
         return None
     return (
@@ -51,7 +55,14 @@ def campaign_run_ids(campaign: Any) -> list[int]:
     )
 
 
-def identifying_members(user_ids: Iterable[int], research_run_ids: Iterable[int]) -> dict[int, str]:
+def campaign_agent_run_ids(campaign: Any) -> list[int]:
+    """The agent runs of a campaign's trajectory items."""
+    return list(Run.objects.filter(campaign_items__campaign=campaign).values_list("pk", flat=True).distinct())
+
+
+def identifying_members(
+    user_ids: Iterable[int], research_run_ids: Iterable[int], agent_run_ids: Iterable[int] = ()
+) -> dict[int, str]:
     """{user id: reason} for the accounts among `user_ids` that could identify the items' systems.
 
     One query when nobody holds a run-seeing role (the usual case: reviewers are only reviewers).
@@ -65,10 +76,10 @@ def identifying_members(user_ids: Iterable[int], research_run_ids: Iterable[int]
         .filter(Q(is_superuser=True) | Q(groups__name__in=[ADMIN, RESEARCHER]))
         .distinct()
     )
-    run_ids = list(research_run_ids)
+    run_ids, agent_ids = list(research_run_ids), list(agent_run_ids)
     reasons = {}
     for user in seeing:
-        reason = identifying_reason(user, run_ids)
+        reason = identifying_reason(user, run_ids, agent_ids)
         if reason:
             reasons[user.pk] = reason
     return reasons

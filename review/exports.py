@@ -9,11 +9,15 @@ from typing import Any
 
 from review.forms import score_dimensions
 from review.models import Campaign, Review
+from review.trajectory import step_tags_text
 
 
 def _reviews(campaign: Campaign, include_drafts: bool) -> Any:
     qs = Review.objects.filter(assignment__campaign=campaign).select_related(
-        "assignment__item__artifact__research_run__task", "assignment__reviewer"
+        "assignment__item__artifact__research_run__task",
+        "assignment__item__run__task",
+        "assignment__item__run__agent",
+        "assignment__reviewer",
     )
     if not include_drafts:
         qs = qs.filter(status=Review.Status.SUBMITTED)
@@ -24,13 +28,15 @@ def review_records(campaign: Campaign, *, include_drafts: bool = False) -> list[
     records = []
     for review in _reviews(campaign, include_drafts):
         a = review.assignment
-        run = a.item.artifact.research_run
+        item = a.item
+        task = item.run.task if item.run_id else item.artifact.research_run.task
         records.append(
             {
-                "item": a.item.code,
-                "artifact": str(a.item.artifact.code),
-                "task": run.task.slug,
-                "system": run.backbone,
+                "item": item.code,
+                "artifact": str(item.artifact.code) if item.artifact_id else "",
+                "run": str(item.run.code) if item.run_id else "",
+                "task": task.slug,
+                "system": item.system,
                 "reviewer": a.reviewer.get_username(),
                 "assignment": a.code,
                 "status": review.status,
@@ -38,6 +44,7 @@ def review_records(campaign: Campaign, *, include_drafts: bool = False) -> list[
                 "submitted_at": review.submitted_at.isoformat() if review.submitted_at else None,
                 "confidence": review.confidence,
                 "scores": review.scores,
+                "step_tags": review.step_tags or [],
             }
         )
     return records
@@ -61,10 +68,10 @@ def reviews_json(campaign: Campaign, *, include_drafts: bool = False) -> str:
 
 def reviews_csv(campaign: Campaign, *, include_drafts: bool = False) -> str:
     keys = [d["key"] for d in score_dimensions(campaign.rubric)]
-    head = ["item", "artifact", "task", "system", "reviewer", "assignment", "status", "source", "submitted_at"]
+    head = ["item", "artifact", "run", "task", "system", "reviewer", "assignment", "status", "source", "submitted_at"]
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow([*head, *keys, "confidence", *(f"{k}_justification" for k in keys)])
+    writer.writerow([*head, *keys, "confidence", *(f"{k}_justification" for k in keys), "step_tags"])
     for rec in review_records(campaign, include_drafts=include_drafts):
         scores = rec["scores"] or {}
         writer.writerow(
@@ -73,6 +80,7 @@ def reviews_csv(campaign: Campaign, *, include_drafts: bool = False) -> str:
                 *((scores.get(k) or {}).get("score", "") for k in keys),
                 rec["confidence"] if rec["confidence"] is not None else "",
                 *((scores.get(k) or {}).get("justification", "") for k in keys),
+                step_tags_text(rec["step_tags"]),
             ]
         )
     return out.getvalue()

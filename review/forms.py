@@ -8,9 +8,10 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from accounts.roles import REVIEWER
-from benchmark.models import Artifact
+from benchmark.models import Artifact, Run
+from judge.models import Rubric
 from review.eligibility import identifying_members
-from review.models import Campaign
+from review.models import TRAJECTORY, Campaign
 
 MAX_JUSTIFICATION = 5000
 CONFIDENCE_CHOICES = [
@@ -144,9 +145,27 @@ def reviewer_label(user: Any) -> str:
     return f"{user.get_username()} ({tags})" if tags else user.get_username()
 
 
+def run_label(run: Run) -> str:
+    """Admins only: a candidate trajectory (finished agent run), searchable by task, method, source, outcome."""
+    outcome = run.exit_status or run.status
+    return f"trajectory: {run.task.slug} / {run.method or run.agent.name} ({run.get_source_display()}, {run.step_count} steps, {outcome})"
+
+
+def candidate_runs() -> Any:
+    """Finished agent runs with a trajectory (imported MLGym runs included): what a trajectory campaign reviews."""
+    return (
+        Run.objects.filter(status=Run.Status.FINISHED, step_count__gt=0)
+        .select_related("task", "agent")
+        .order_by("task__slug", "method", "-created_at")
+    )
+
+
 class CampaignForm(forms.ModelForm):
     artifacts = forms.ModelMultipleChoiceField(
         queryset=Artifact.objects.none(), required=False, widget=forms.CheckboxSelectMultiple, label="Items"
+    )
+    runs = forms.ModelMultipleChoiceField(
+        queryset=Run.objects.none(), required=False, widget=forms.CheckboxSelectMultiple, label="Trajectories"
     )
     reviewers = forms.ModelMultipleChoiceField(
         queryset=get_user_model().objects.none(), required=False, widget=forms.CheckboxSelectMultiple
@@ -184,6 +203,8 @@ class CampaignForm(forms.ModelForm):
             .order_by("research_run__task__slug", "research_run__backbone", "stage")
         )
         self.fields["artifacts"].label_from_instance = artifact_label
+        self.fields["runs"].queryset = candidate_runs()
+        self.fields["runs"].label_from_instance = run_label
         self.fields["reviewers"].queryset = (
             get_user_model()
             .objects.filter(groups__name=REVIEWER, is_active=True)
@@ -198,9 +219,18 @@ class CampaignForm(forms.ModelForm):
         wrong = [a for a in data.get("artifacts") or [] if a.stage != stage]
         if wrong:
             self.add_error("artifacts", f"{len(wrong)} selected item(s) are not of stage {stage}")
+        runs = list(data.get("runs") or [])
+        if runs and stage != TRAJECTORY:
+            self.add_error(
+                "runs", f"{len(runs)} selected trajectory(ies): choose the stage {TRAJECTORY} to review runs"
+            )
+        rubric = data.get("rubric")
+        if rubric is not None and (stage == TRAJECTORY) != (rubric.stage == Rubric.Stage.TRAJECTORY):
+            self.add_error("rubric", f"a {stage} campaign needs a rubric of its kind ({rubric} is not)")
         reviewers = list(data.get("reviewers") or [])
         run_ids = {a.research_run_id for a in data.get("artifacts") or []}
-        for reason in identifying_members([u.pk for u in reviewers], run_ids).values():
+        agent_run_ids = {r.pk for r in runs}
+        for reason in identifying_members([u.pk for u in reviewers], run_ids, agent_run_ids).values():
             self.add_error("reviewers", f"{reason}: an account that can see runs or judgments cannot review them.")
         from review.setup import parse_invite_lines  # review.setup imports the services, which import forms' models
 

@@ -17,7 +17,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from benchmark.models import Artifact
+from benchmark.models import Artifact, Run
 from judge.models import Rubric
 
 # Lower-case letters and digits without look-alikes: codes are read aloud and typed by reviewers.
@@ -33,6 +33,11 @@ def new_item_code() -> str:
     return "i-" + new_code(6)
 
 
+# A campaign reviews one stage of research artifacts, or agent trajectories (benchmark runs).
+TRAJECTORY = "trajectory"
+STAGE_CHOICES = [*Artifact.Stage.choices, (TRAJECTORY, "agent trajectory (benchmark run)")]
+
+
 class Campaign(models.Model):
     class Status(models.TextChoices):
         DRAFT = "draft", "draft (reviewers see nothing)"
@@ -41,7 +46,7 @@ class Campaign(models.Model):
 
     code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     name = models.CharField(max_length=200, unique=True)
-    stage = models.CharField(max_length=12, choices=Artifact.Stage.choices, default=Artifact.Stage.PAPER)
+    stage = models.CharField(max_length=12, choices=STAGE_CHOICES, default=Artifact.Stage.PAPER)
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="campaigns")
     reviewers_per_item = models.PositiveSmallIntegerField(default=2)
     deadline = models.DateTimeField(null=True, blank=True)
@@ -74,6 +79,10 @@ class Campaign(models.Model):
     def is_overdue(self) -> bool:
         return self.deadline is not None and timezone.now() > self.deadline
 
+    @property
+    def is_trajectory(self) -> bool:
+        return self.stage == TRAJECTORY
+
     def reclaim_cutoff(self) -> Any:
         if not self.reclaim_after_hours:
             return None
@@ -81,10 +90,21 @@ class Campaign(models.Model):
 
 
 class CampaignItem(models.Model):
-    """One artifact in a campaign, under a pseudonymous code (admins and exports; reviewers see assignment codes)."""
+    """One artifact, or one agent run (a trajectory campaign), in a campaign, under a pseudonymous
+    code (admins and exports; reviewers see assignment codes). Exactly one of the two is set."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
-    artifact = models.ForeignKey(Artifact, on_delete=models.PROTECT, related_name="campaign_items")
+    artifact = models.ForeignKey(
+        Artifact, null=True, blank=True, on_delete=models.PROTECT, related_name="campaign_items"
+    )
+    run = models.ForeignKey(
+        Run,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="campaign_items",
+        help_text="trajectory items",
+    )
     code = models.CharField(max_length=16, default=new_item_code)
     tags = models.JSONField(default=list, blank=True, help_text="topic tags matched against reviewer expertise")
     # The blinded render shared by the item's assignments (figure URLs are filled in per assignment),
@@ -102,7 +122,13 @@ class CampaignItem(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["campaign", "artifact"], name="item_once_per_campaign"),
+            models.UniqueConstraint(fields=["campaign", "run"], name="item_run_once_per_campaign"),
             models.UniqueConstraint(fields=["campaign", "code"], name="item_code_unique"),
+            models.CheckConstraint(
+                condition=(Q(artifact__isnull=False) & Q(run__isnull=True))
+                | (Q(artifact__isnull=True) & Q(run__isnull=False)),
+                name="item_artifact_xor_run",
+            ),
         ]
         ordering = ["campaign", "id"]
 
@@ -111,7 +137,9 @@ class CampaignItem(models.Model):
 
     @property
     def system(self) -> str:
-        """The system (backbone) that wrote the item; admins and exports only, never reviewers."""
+        """The system (backbone, or the run's model) that made the item; admins and exports only, never reviewers."""
+        if self.run_id:
+            return self.run.agent.model or self.run.method or self.run.agent.name
         return self.artifact.research_run.backbone
 
 
@@ -272,16 +300,17 @@ class ReviewQuerySet(models.QuerySet):
 
         Long format, like review.agreement's human rows; confidence rides along on each row.
         """
-        rows = self.select_related("assignment__item__artifact__research_run", "assignment__reviewer").order_by(
-            "assignment__item_id", "assignment__reviewer_id"
-        )
+        rows = self.select_related(
+            "assignment__item__artifact__research_run", "assignment__item__run__agent", "assignment__reviewer"
+        ).order_by("assignment__item_id", "assignment__reviewer_id")
         for review in rows:
             item = review.assignment.item
             for key, entry in (review.scores or {}).items():
                 score = entry.get("score") if isinstance(entry, dict) else None
                 yield {
                     "item": item.code,
-                    "artifact": str(item.artifact.code),
+                    "artifact": str(item.artifact.code) if item.artifact_id else "",
+                    "run": str(item.run.code) if item.run_id else "",
                     "system": item.system,
                     "reviewer": review.assignment.reviewer.get_username(),
                     "reviewer_id": review.assignment.reviewer_id,
@@ -310,6 +339,11 @@ class Review(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.WEB)
     revision = models.PositiveIntegerField(default=0, help_text="client counter: a save with a lower one is stale")
+    step_tags = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='trajectory items: [{"step": 3, "tag": "loop", "severity": "major", "note": "..."}] (review.trajectory)',
+    )
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
 

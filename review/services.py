@@ -21,10 +21,10 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from accounts.models import Profile
-from benchmark.models import Artifact
+from benchmark.models import Artifact, Run
 from judge.models import Rubric
 from review import blinding
-from review.eligibility import campaign_run_ids, identifying_members, identifying_reason
+from review.eligibility import campaign_agent_run_ids, campaign_run_ids, identifying_members, identifying_reason
 from review.models import Assignment, Campaign, CampaignItem, CampaignReviewer, Conflict, Review
 
 log = logging.getLogger(__name__)
@@ -74,6 +74,7 @@ def campaign_create(
     name: str,
     rubric: Rubric,
     artifacts: list[Artifact],
+    runs: list[Run] = (),
     reviewers: list[Any] = (),
     reviewers_per_item: int = 2,
     stage: str = Artifact.Stage.PAPER,
@@ -96,6 +97,8 @@ def campaign_create(
             created_by=created_by,
         )
         campaign_add_items(campaign=campaign, artifacts=artifacts)
+        if runs:
+            campaign_add_runs(campaign=campaign, runs=list(runs))
         campaign_add_reviewers(campaign=campaign, reviewers=list(reviewers))
     return campaign
 
@@ -112,16 +115,51 @@ def campaign_add_items(*, campaign: Campaign, artifacts: list[Artifact]) -> int:
         new.append(CampaignItem(campaign=campaign, artifact=artifact, tags=sorted(tags)))
         have.add(artifact.pk)
     CampaignItem.objects.bulk_create(new)
-    items = list(campaign.items.select_related("artifact__research_run__task", "artifact__experiment_run__agent"))
-    labels = [label for item in items for label in blinding.artifact_labels(item.artifact)]
+    _refresh_names(campaign)
+    return len(new)
+
+
+def campaign_add_runs(*, campaign: Campaign, runs: list[Run]) -> int:
+    """Add finished agent runs as trajectory items (skipping ones already in); tags as for artifacts."""
+    if not campaign.is_trajectory:
+        raise ValueError(f"campaign {campaign.name!r} reviews {campaign.stage} items, not trajectories")
+    unfinished = [str(r.code) for r in runs if r.status != Run.Status.FINISHED]
+    if unfinished:
+        raise ValueError(f"only finished runs can be reviewed (not: {', '.join(unfinished)})")
+    have = set(campaign.items.values_list("run_id", flat=True))
+    new = []
+    for run in runs:
+        if run.pk in have:
+            continue
+        task = run.task
+        tags = _tags([task.category, *task.slug.replace("-", "_").split("_")])
+        new.append(CampaignItem(campaign=campaign, run=run, tags=sorted(tags)))
+        have.add(run.pk)
+    CampaignItem.objects.bulk_create(new)
+    _refresh_names(campaign)
+    return len(new)
+
+
+def _refresh_names(campaign: Campaign) -> None:
+    """Every system name of the campaign's items (scrubbed from each), then the stored paper renders."""
+    items = list(
+        campaign.items.select_related(
+            "artifact__research_run__task", "artifact__experiment_run__agent", "run__agent__endpoint"
+        )
+    )
+    labels = [
+        label
+        for item in items
+        for label in (blinding.run_labels(item.run) if item.run_id else blinding.artifact_labels(item.artifact))
+    ]
     names = blinding.system_names(*labels)
     if names != campaign.blind_names:
         campaign.blind_names = names
         campaign.save(update_fields=["blind_names"])
     for item in items:  # new items, and all of them when a new system joined the campaign
         item.campaign = campaign
-        item_prerender(item=item)
-    return len(new)
+        if item.artifact_id:  # trajectories are blinded when shown (review.trajectory), not stored
+            item_prerender(item=item)
 
 
 def item_prerender(*, item: CampaignItem, force: bool = False) -> None:
@@ -147,7 +185,9 @@ def campaign_add_reviewers(
     `invitations` ({user id: Invitation}) ties members invited from the campaign to their invitation.
     """
     invitations = invitations or {}
-    refused = identifying_members([user.pk for user in reviewers], campaign_run_ids(campaign))
+    refused = identifying_members(
+        [user.pk for user in reviewers], campaign_run_ids(campaign), campaign_agent_run_ids(campaign)
+    )
     if refused:
         raise AssignmentError("; ".join(refused.values()))
     added = 0
@@ -176,9 +216,13 @@ def _plan(campaign: Campaign) -> tuple[list[Assignment], dict[str, int], dict[st
     expertise overlap breaking ties (so expertise is matched where it costs no balance). Members who
     could identify the systems (review.eligibility) get nothing, and are returned with the reason."""
     k = campaign.reviewers_per_item
-    items = list(campaign.items.select_related("artifact__research_run"))
+    items = list(campaign.items.select_related("artifact__research_run", "run__agent"))
     members = list(campaign.members.filter(active=True).select_related("reviewer__profile", "invitation"))
-    blocked = identifying_members([m.reviewer_id for m in members], {i.artifact.research_run_id for i in items})
+    blocked = identifying_members(
+        [m.reviewer_id for m in members],
+        {i.artifact.research_run_id for i in items if i.artifact_id},
+        {i.run_id for i in items if i.run_id},
+    )
     refused = {m.reviewer.get_username(): blocked[m.reviewer_id] for m in members if m.reviewer_id in blocked}
     members = [m for m in members if m.reviewer_id not in blocked]
     taken: set[tuple[int, int]] = set()
@@ -269,7 +313,7 @@ def assignment_reassign(*, assignment: Assignment, to_reviewer: Any) -> Assignme
         campaign = current.campaign
         if not campaign.members.filter(reviewer=to_reviewer, active=True).exists():
             raise AssignmentError(f"{to_reviewer} is not an active member of {campaign}")
-        reason = identifying_reason(to_reviewer, campaign_run_ids(campaign))
+        reason = identifying_reason(to_reviewer, campaign_run_ids(campaign), campaign_agent_run_ids(campaign))
         if reason:
             raise AssignmentError(reason)
         if Assignment.objects.filter(item=current.item, reviewer=to_reviewer).exists():
@@ -310,7 +354,7 @@ def campaign_progress(*, campaign: Campaign) -> dict[str, Any]:
     k = campaign.reviewers_per_item
     S = Assignment.Status
     items = (
-        campaign.items.select_related("artifact__research_run__task")
+        campaign.items.select_related("artifact__research_run__task", "run__task", "run__agent")
         .annotate(
             live=Count("assignments", filter=Q(assignments__status__in=Assignment.LIVE)),
             done=Count("assignments", filter=Q(assignments__status=S.SUBMITTED)),
@@ -348,7 +392,9 @@ def campaign_progress(*, campaign: Campaign) -> dict[str, Any]:
     )
     item_rows = list(items)
     members = list(reviewers)
-    refused = identifying_members([m.reviewer_id for m in members], campaign_run_ids(campaign))
+    refused = identifying_members(
+        [m.reviewer_id for m in members], campaign_run_ids(campaign), campaign_agent_run_ids(campaign)
+    )
     for member in members:
         member.refused = refused.get(member.reviewer_id, "")
     return {
@@ -388,14 +434,18 @@ class DraftSaved:
     saved_at: Any
 
 
-def review_save_draft(*, assignment: Assignment, scores: dict, confidence: int | None, revision: int) -> DraftSaved:
+def review_save_draft(
+    *, assignment: Assignment, scores: dict, confidence: int | None, revision: int, step_tags: list | None = None
+) -> DraftSaved:
     """Store a draft if `revision` is newer than the stored one (autosaves may arrive out of order).
 
     Compare-and-set in one UPDATE: no row lock is held across the request, and a late, older save
     can never overwrite a newer one. The first save of an assignment creates the row instead.
+    `step_tags` (trajectory items, validated by review.trajectory) is stored when given.
     """
     _writable(assignment)
     now = timezone.now()
+    extra = {} if step_tags is None else {"step_tags": step_tags}
     with transaction.atomic():
         # The campaign's status is checked again in the same statement: a save in flight when the
         # campaign closes (the check above passed) is refused, not stored.
@@ -404,7 +454,7 @@ def review_save_draft(*, assignment: Assignment, scores: dict, confidence: int |
             status=Review.Status.DRAFT,
             revision__lt=revision,
             assignment__campaign__status=Campaign.Status.OPEN,
-        ).update(scores=scores, confidence=confidence, revision=revision, updated_at=now)
+        ).update(scores=scores, confidence=confidence, revision=revision, updated_at=now, **extra)
         if not updated:
             if not Campaign.objects.filter(pk=assignment.campaign_id, status=Campaign.Status.OPEN).exists():
                 raise CampaignClosed(CLOSED_MESSAGE)
@@ -413,7 +463,7 @@ def review_save_draft(*, assignment: Assignment, scores: dict, confidence: int |
                 try:
                     with transaction.atomic():
                         Review.objects.create(
-                            assignment=assignment, scores=scores, confidence=confidence, revision=revision
+                            assignment=assignment, scores=scores, confidence=confidence, revision=revision, **extra
                         )
                 except IntegrityError:  # a concurrent first save won; the caller retries with its revision
                     raise StaleRevision(0) from None
@@ -427,7 +477,7 @@ def review_save_draft(*, assignment: Assignment, scores: dict, confidence: int |
     return DraftSaved(revision=revision, saved_at=now)
 
 
-def review_submit(*, assignment: Assignment, scores: dict, confidence: int) -> Review:
+def review_submit(*, assignment: Assignment, scores: dict, confidence: int, step_tags: list | None = None) -> Review:
     """Store the validated final review and lock it (the form validated completeness)."""
     _writable(assignment)
     now = timezone.now()
@@ -442,6 +492,8 @@ def review_submit(*, assignment: Assignment, scores: dict, confidence: int) -> R
             raise ReviewLocked("the review is already submitted")
         review.scores = scores
         review.confidence = confidence
+        if step_tags is not None:
+            review.step_tags = step_tags
         review.status = Review.Status.SUBMITTED
         review.submitted_at = now
         review.revision += 1

@@ -23,6 +23,7 @@ from review.services import (
     _plan,
     campaign_add_items,
     campaign_add_reviewers,
+    campaign_add_runs,
     campaign_assign,
 )
 
@@ -109,7 +110,7 @@ def reviewers_invite(
 
 
 def campaign_grow(
-    *, campaign: Campaign, reviewers: list[Any] = (), artifacts: list[Artifact] = ()
+    *, campaign: Campaign, reviewers: list[Any] = (), artifacts: list[Artifact] = (), runs: list[Any] = ()
 ) -> tuple[int, int, AssignResult | None]:
     """Add reviewers and items; in a campaign whose assignment has begun, fill the new slots now.
 
@@ -117,6 +118,7 @@ def campaign_grow(
     """
     with transaction.atomic():
         items = campaign_add_items(campaign=campaign, artifacts=list(artifacts)) if artifacts else 0
+        items += campaign_add_runs(campaign=campaign, runs=list(runs)) if runs else 0
         members = campaign_add_reviewers(campaign=campaign, reviewers=list(reviewers)) if reviewers else 0
     result = None
     if (members or items) and campaign.status == Campaign.Status.OPEN and campaign.assignments.exists():

@@ -10,8 +10,8 @@ from django.contrib.auth import get_user_model
 
 from accounts.roles import REVIEWER
 from benchmark.models import Artifact
-from review.eligibility import campaign_run_ids, identifying_members
-from review.forms import artifact_label, reviewer_label
+from review.eligibility import campaign_agent_run_ids, campaign_run_ids, identifying_members
+from review.forms import artifact_label, candidate_runs, reviewer_label, run_label
 from review.models import Campaign
 from review.setup import parse_invite_lines
 
@@ -79,7 +79,9 @@ class MembersAddForm(forms.Form):
 
     def clean_reviewers(self) -> list[Any]:
         reviewers = list(self.cleaned_data["reviewers"])
-        refused = identifying_members([u.pk for u in reviewers], campaign_run_ids(self.campaign))
+        refused = identifying_members(
+            [u.pk for u in reviewers], campaign_run_ids(self.campaign), campaign_agent_run_ids(self.campaign)
+        )
         if refused:
             raise forms.ValidationError(
                 [f"{r}: an account that can see runs or judgments cannot review them." for r in refused.values()]
@@ -88,7 +90,8 @@ class MembersAddForm(forms.Form):
 
 
 class ItemsAddForm(forms.Form):
-    """Finished artifacts of the campaign's stage that are not in it yet."""
+    """Finished artifacts of the campaign's stage that are not in it yet; for a trajectory campaign,
+    finished runs (the field keeps its name: one items picker on the campaign page)."""
 
     artifacts = forms.ModelMultipleChoiceField(
         queryset=Artifact.objects.none(), widget=forms.CheckboxSelectMultiple, label="Items"
@@ -100,3 +103,6 @@ class ItemsAddForm(forms.Form):
             campaign_items__campaign=campaign
         )
         self.fields["artifacts"].label_from_instance = artifact_label
+        if campaign.is_trajectory:
+            self.fields["artifacts"].queryset = candidate_runs().exclude(campaign_items__campaign=campaign)
+            self.fields["artifacts"].label_from_instance = run_label

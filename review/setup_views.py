@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.models import Invitation
 from accounts.roles import ADMIN, role_required
 from accounts.services import InvitationRefused, invitation_resend, invitation_revoke, mail_configured
-from review import blinding
+from review import blinding, trajectory
 from review.forms import score_dimensions
 from review.models import Campaign, CampaignItem
 from review.notices import assign_problems, invites_done
@@ -93,7 +93,11 @@ def campaign_items_add(request: HttpRequest, code: str) -> HttpResponse:
             request, f"Items not added: choose finished {campaign.stage} items that are not in the campaign yet."
         )
         return redirect("review:campaign_detail", campaign.code)
-    _report_growth(request, *campaign_grow(campaign=campaign, artifacts=form.cleaned_data["artifacts"]))
+    picked = list(form.cleaned_data["artifacts"])  # runs, in a trajectory campaign (ItemsAddForm)
+    if campaign.is_trajectory:
+        _report_growth(request, *campaign_grow(campaign=campaign, runs=picked))
+    else:
+        _report_growth(request, *campaign_grow(campaign=campaign, artifacts=picked))
     return redirect("review:campaign_detail", campaign.code)
 
 
@@ -112,7 +116,7 @@ def campaign_plan(request: HttpRequest, code: str) -> HttpResponse:
 
 def _preview_item(code: str, icode: str) -> CampaignItem:
     item = get_object_or_404(
-        CampaignItem.objects.select_related("campaign__rubric", "artifact__research_run"),
+        CampaignItem.objects.select_related("campaign__rubric", "artifact__research_run", "run__agent"),
         campaign__code=code,
         code=icode,
     )
@@ -129,9 +133,13 @@ def _preview_key(item: CampaignItem) -> str:
 def item_preview(request: HttpRequest, code: str, icode: str) -> HttpResponse:
     """The item exactly as its reviewers' page renders it (the shared blinded render), and the rubric."""
     item = _preview_item(code, icode)
-    template, used = blinding.item_render(item)
-    base = reverse("review:item_preview_figure", args=[item.campaign.code, item.code, "x"])[:-1]
-    paper_html = blinding.with_figure_urls(template, used, assignment_code=_preview_key(item), base_url=base)
+    trajectory_view, paper_html = None, ""
+    if item.run_id:
+        trajectory_view = trajectory.trajectory_context(item, [])
+    else:
+        template, used = blinding.item_render(item)
+        base = reverse("review:item_preview_figure", args=[item.campaign.code, item.code, "x"])[:-1]
+        paper_html = blinding.with_figure_urls(template, used, assignment_code=_preview_key(item), base_url=base)
 
     return render(
         request,
@@ -140,6 +148,7 @@ def item_preview(request: HttpRequest, code: str, icode: str) -> HttpResponse:
             "item": item,
             "campaign": item.campaign,
             "paper_html": paper_html,
+            "trajectory": trajectory_view,
             "dimensions": score_dimensions(item.campaign.rubric),
             "instructions": item.campaign.rubric.instructions,
         },
@@ -151,6 +160,8 @@ def item_preview(request: HttpRequest, code: str, icode: str) -> HttpResponse:
 def item_preview_figure(request: HttpRequest, code: str, icode: str, fid: str) -> HttpResponse:
     item = _preview_item(code, icode)
     artifact = item.artifact
+    if artifact is None:  # a trajectory has no figures
+        raise Http404("No such figure.")
     rel = blinding.find_file(
         files=artifact.files or [], assignment_code=_preview_key(item), fid=fid, extensions=blinding.IMAGE_EXTENSIONS
     )

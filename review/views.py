@@ -13,6 +13,7 @@ from functools import lru_cache
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
+from django.db.models import F
 from django.db.models.functions import Substr
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -24,7 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.roles import REVIEWER, is_researcher, role_required
 from benchmark.models import Artifact
-from review import blinding
+from review import blinding, trajectory
 from review.campaign_views import (  # noqa: F401  (re-exported for urls.py)
     assignment_reassign_view,
     campaign_assign_view,
@@ -37,7 +38,7 @@ from review.campaign_views import (  # noqa: F401  (re-exported for urls.py)
     conflict_add_view,
 )
 from review.control import closed_at
-from review.eligibility import campaign_run_ids, identifying_reason
+from review.eligibility import campaign_agent_run_ids, campaign_run_ids, identifying_reason
 from review.forms import ReviewForm, draft_to_form_data, score_dimensions
 from review.models import Assignment, Campaign, ItemReport, Review
 from review.reports import ReportRefused, report_problem
@@ -65,7 +66,7 @@ def _shared_markdown_partial() -> bool:
 
 def _my_assignment(request: HttpRequest, code: str) -> Assignment:
     assignment = (
-        Assignment.objects.select_related("campaign__rubric", "item__artifact__research_run")
+        Assignment.objects.select_related("campaign__rubric", "item__artifact__research_run", "item__run__agent")
         .filter(
             code=code,
             reviewer=request.user,
@@ -77,7 +78,9 @@ def _my_assignment(request: HttpRequest, code: str) -> Assignment:
     if assignment is None:
         raise Http404("No such assignment.")
     if is_researcher(request.user):  # a role added after the assignment was made (review.eligibility)
-        reason = identifying_reason(request.user, campaign_run_ids(assignment.campaign))
+        reason = identifying_reason(
+            request.user, campaign_run_ids(assignment.campaign), campaign_agent_run_ids(assignment.campaign)
+        )
         if reason:
             raise PermissionDenied(f"{reason}: an account that can see runs or judgments cannot review this campaign.")
     assignment.item.campaign = assignment.campaign  # already loaded; the render needs the campaign's names
@@ -102,13 +105,20 @@ def queue(request: HttpRequest) -> HttpResponse:
         .select_related("campaign", "item")
         # Only the head of each text (its title), not the papers nor their stored renders.
         .defer("item__rendered_html", "item__blinding_changes", "campaign__import_faults")
-        .annotate(text_head=Substr("item__artifact__content", 1, blinding.TITLE_PREFIX))
+        .annotate(
+            text_head=Substr("item__artifact__content", 1, blinding.TITLE_PREFIX),
+            task_title=F("item__run__task__title"),
+        )
         .order_by("campaign__deadline", "campaign_id", "created_at", "id")
     )
     campaigns: dict[int, dict] = {}
     for a in assignments:
         a.item.campaign = a.campaign  # the names to scrub are the campaign's
-        a.title = blinding.item_title(a.text_head, blinding.item_system_names(a.item)) or "Untitled item"
+        names = blinding.item_system_names(a.item)
+        if a.item.run_id:  # a trajectory: the task is shared by every system's run, so it is no tell
+            a.title = "Agent trajectory: " + blinding.scrub(a.task_title or "", names)
+        else:
+            a.title = blinding.item_title(a.text_head, names) or "Untitled item"
         group = campaigns.setdefault(a.campaign_id, {"campaign": a.campaign, "todo": [], "done": []})
         group["done" if a.status == Assignment.Status.SUBMITTED else "todo"].append(a)
     groups = list(campaigns.values())
@@ -162,9 +172,19 @@ def _render_item(
     status: int = 200,
 ) -> HttpResponse:
     campaign = assignment.campaign
-    base = reverse("review:figure", args=[assignment.code, "x"])[:-1]
-    template, used = blinding.item_render(assignment.item)
-    paper_html = blinding.with_figure_urls(template, used, assignment_code=assignment.code, base_url=base)
+    trajectory_view = None
+    if assignment.item.run_id:
+        posted = request.method == "POST"
+        try:
+            tags = _posted_tags(request, assignment) if posted else (review.step_tags if review else [])
+        except ValueError:
+            tags = []
+        trajectory_view = trajectory.trajectory_context(assignment.item, tags)
+        paper_html = ""
+    else:
+        base = reverse("review:figure", args=[assignment.code, "x"])[:-1]
+        template, used = blinding.item_render(assignment.item)
+        paper_html = blinding.with_figure_urls(template, used, assignment_code=assignment.code, base_url=base)
     supplementary = []
     if campaign.show_supplementary:
         names = blinding.item_system_names(assignment.item)
@@ -204,6 +224,7 @@ def _render_item(
         "campaign": campaign,
         "instructions": campaign.rubric.instructions,
         "paper_html": paper_html,
+        "trajectory": trajectory_view,
         "shared_markdown": _shared_markdown_partial(),
         "supplementary": supplementary,
         "form": form,
@@ -222,11 +243,24 @@ def _render_item(
     return render(request, "review/item.html", context, status=status)
 
 
+def _posted_tags(request: HttpRequest, assignment: Assignment) -> list[dict] | None:
+    """The step tags of a posted form (trajectory items; None for papers). ValueError when invalid."""
+    if not assignment.item.run_id:
+        return None
+    return trajectory.step_tags_from_post(request.POST, assignment.item.run.step_count)
+
+
 def _save_draft_form(request: HttpRequest, assignment: Assignment, review: Review | None) -> HttpResponse:
     if assignment.campaign.status != Campaign.Status.OPEN:  # said before any form error: nothing would be kept
         messages.error(request, f"Not saved: {CLOSED_MESSAGE}.")
         return redirect("review:item", assignment.code)
     form = ReviewForm(request.POST, rubric=assignment.campaign.rubric, partial=True)
+    try:
+        tags = _posted_tags(request, assignment)
+    except ValueError as exc:
+        form.is_valid()  # the form's own errors are shown beside this one
+        form.add_error(None, f"Step tags: {exc}")
+        return _render_item(request, assignment, review, form, locked=False, status=400)
     if not form.is_valid():
         return _render_item(request, assignment, review, form, locked=False, status=400)
     try:
@@ -235,6 +269,7 @@ def _save_draft_form(request: HttpRequest, assignment: Assignment, review: Revie
             scores=form.scores(),
             confidence=form.cleaned_data.get("confidence"),
             revision=(review.revision if review else 0) + 1,
+            step_tags=tags,
         )
     except (ReviewLocked, StaleRevision) as exc:
         messages.error(request, str(exc))
@@ -261,6 +296,11 @@ def draft(request: HttpRequest, code: str) -> JsonResponse:
         if not isinstance(revision, int) or isinstance(revision, bool) or revision < 1:
             raise ValueError("revision: expected a positive integer")
         data = draft_to_form_data(payload)
+        tags = None
+        if assignment.item.run_id:
+            tags = trajectory.clean_step_tags(payload.get("step_tags"), assignment.item.run.step_count)
+        elif payload.get("step_tags"):
+            raise ValueError("step_tags: this item is not a trajectory")
     except (ValueError, json.JSONDecodeError) as exc:
         return JsonResponse({"error": str(exc)}, status=400)
     form = ReviewForm(data, rubric=assignment.campaign.rubric, partial=True)
@@ -276,6 +316,7 @@ def draft(request: HttpRequest, code: str) -> JsonResponse:
             scores=form.scores(),
             confidence=form.cleaned_data.get("confidence"),
             revision=revision,
+            step_tags=tags,
         )
     except StaleRevision as exc:
         return JsonResponse({"error": "stale", "revision": exc.current}, status=409)
@@ -296,10 +337,21 @@ def submit(request: HttpRequest, code: str) -> HttpResponse:
         return redirect("review:item", assignment.code)
     review = _review_of(assignment)
     form = ReviewForm(request.POST, rubric=assignment.campaign.rubric)
+    try:
+        tags = _posted_tags(request, assignment)
+    except ValueError as exc:
+        form.is_valid()  # the form's own errors are shown beside this one
+        form.add_error(None, f"Step tags: {exc}")
+        return _render_item(request, assignment, review, form, locked=False, status=400)
     if not form.is_valid():
         return _render_item(request, assignment, review, form, locked=False, status=400)
     try:
-        review_submit(assignment=assignment, scores=form.scores(), confidence=form.cleaned_data["confidence"])
+        review_submit(
+            assignment=assignment,
+            scores=form.scores(),
+            confidence=form.cleaned_data["confidence"],
+            step_tags=tags,
+        )
     except ReviewLocked as exc:
         messages.error(request, f"Not saved: {exc}.")
         return redirect("review:item", assignment.code)
@@ -348,6 +400,8 @@ def _file_response(data: bytes, content_type: str) -> HttpResponse:
 def figure(request: HttpRequest, code: str, fid: str) -> HttpResponse:
     assignment = _my_assignment(request, code)
     artifact = assignment.item.artifact
+    if artifact is None:  # a trajectory has no figures
+        raise Http404("No such figure.")
     rel = blinding.find_file(
         files=artifact.files or [], assignment_code=assignment.code, fid=fid, extensions=blinding.IMAGE_EXTENSIONS
     )

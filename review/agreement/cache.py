@@ -85,17 +85,19 @@ def campaign_state(*, campaign: Campaign, rubric: Rubric) -> tuple[str, dict[str
         n=Count("id"), ids=Sum("id"), latest=Max("updated_at"), slots=Sum("assignment__slot"),
         items=Sum("assignment__item_id"), reviewers=Sum("assignment__reviewer_id"),
     )  # fmt: skip
+    # What the judge judged: the items' artifacts, or the agent runs of a trajectory campaign.
+    target = "run" if campaign.is_trajectory else "artifact"
     judged = Judgment.objects.filter(
-        artifact__campaign_items__campaign=campaign, rubric=rubric, experiment__isnull=True
+        **{f"{target}__campaign_items__campaign": campaign}, rubric=rubric, experiment__isnull=True
     )
     j = sorted(
         judged.values_list("status").annotate(
-            n=Count("id"), ids=Sum("id"), done=Max("finished_at"), made=Max("created_at"), arts=Sum("artifact_id")
+            n=Count("id"), ids=Sum("id"), done=Max("finished_at"), made=Max("created_at"), arts=Sum(f"{target}_id")
         )
     )
     k = campaign.reviewers_per_item
     fully = reviews.values("assignment__item_id").annotate(c=Count("id")).filter(c__gte=k).count()
-    items_judged = judged.filter(status=Judgment.Status.SUCCEEDED).values("artifact_id").distinct().count()
+    items_judged = judged.filter(status=Judgment.Status.SUCCEEDED).values(f"{target}_id").distinct().count()
     status = dict((row[0], row[1]) for row in j)
     state = [campaign.pk, campaign.rubric_id, rubric.pk, campaign.status, campaign.import_faults, items, r, j]
     progress = {

@@ -28,7 +28,7 @@ class _Item(NamedTuple):
     """What the analysis reads of a campaign item (CampaignItem.system is the run's backbone)."""
 
     pk: int
-    artifact_id: int
+    target_id: int  # what the judge judged: the artifact, or the agent run of a trajectory item
     code: str
     slug: str
     system: str
@@ -38,16 +38,21 @@ class CampaignDataError(ValueError):
     """The campaign cannot be analysed at all under the chosen rubric (no shared criterion)."""
 
 
+def _target(campaign: Campaign) -> str:
+    """The field of items and judgments that names what is judged: the run in a trajectory campaign."""
+    return "run_id" if campaign.is_trajectory else "artifact_id"
+
+
 def _score_dims(rubric: Rubric) -> list[dict[str, Any]]:
     return [d for d in rubric.dimensions if d.get("kind", "score") == "score"]
 
 
 def rubric_choices(*, campaign: Campaign) -> list[Rubric]:
     """The campaign's rubric, then every other rubric version with succeeded judgments of its items."""
-    artifact_ids = campaign.items.values("artifact_id")
+    target = _target(campaign)
     judged = (
         Rubric.objects.filter(
-            judgments__artifact_id__in=artifact_ids,
+            **{f"judgments__{target}__in": campaign.items.values(target)},
             judgments__status=Judgment.Status.SUCCEEDED,
             judgments__experiment__isnull=True,
         )
@@ -112,12 +117,13 @@ def campaign_agreement_data(
     campaign_items = campaign.items.order_by("id")
     if artifact_ids is not None:
         campaign_items = campaign_items.filter(artifact_id__in=artifact_ids)
-    items = [
-        _Item(*row)
-        for row in campaign_items.values_list(
-            "id", "artifact_id", "code", "artifact__research_run__task__slug", "artifact__research_run__backbone"
-        )
-    ]
+    target = _target(campaign)
+    columns = (
+        ("id", "run_id", "code", "run__task__slug", "run__agent__model")
+        if campaign.is_trajectory
+        else ("id", "artifact_id", "code", "artifact__research_run__task__slug", "artifact__research_run__backbone")
+    )
+    items = [_Item(*row) for row in campaign_items.values_list(*columns)]
     index = {item.pk: i for i, item in enumerate(items)}
     labels = tuple(f"{it.slug}/{it.system} ({it.code})" for it in items)
 
@@ -144,16 +150,16 @@ def campaign_agreement_data(
     # Judges: the latest succeeded judgment per (artifact, judge model); failures are listed.
     if judgments is None:
         judgments = Judgment.objects.filter(experiment__isnull=True)
-    judgments = judgments.filter(artifact_id__in=[it.artifact_id for it in items], rubric=judged_rubric).order_by(
-        "artifact_id", "judge_model", "-created_at", "-id"
+    judgments = judgments.filter(**{f"{target}__in": [it.target_id for it in items]}, rubric=judged_rubric).order_by(
+        target, "judge_model", "-created_at", "-id"
     )
     if judge_models:
         judgments = judgments.filter(judge_model__in=judge_models)
-    by_artifact = {it.artifact_id: index[it.pk] for it in items}
+    by_artifact = {it.target_id: index[it.pk] for it in items}
     latest: dict[tuple[int, str], dict[str, Any]] = {}
     hashes: dict[str, set[str]] = defaultdict(set)
     for artifact_id, model, status, error, scores, prompt_hash in judgments.values_list(
-        "artifact_id", "judge_model", "status", "error", "scores", "prompt_hash"
+        target, "judge_model", "status", "error", "scores", "prompt_hash"
     ):
         label = labels[by_artifact[artifact_id]]
         if status != Judgment.Status.SUCCEEDED:

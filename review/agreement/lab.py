@@ -46,6 +46,8 @@ MIN_VALID_SHARE = 0.8  # a change's CI needs the statistic defined in 80% of the
 
 def gold_set_from_campaign(*, campaign: Campaign, name: str, user: Any = None) -> GoldSet:
     """Pin the campaign's items that have at least one submitted review."""
+    if campaign.is_trajectory:  # gold sets pin artifacts; judge experiments on runs are not built
+        raise ValidationError(f"{campaign} reviews trajectories: the judge lab's gold sets hold artifacts only")
     ids = sorted(
         set(Review.objects.submitted_in(campaign).values_list("assignment__item__artifact_id", flat=True).distinct())
     )

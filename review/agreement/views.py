@@ -237,8 +237,21 @@ def agreement_disagreements(request: HttpRequest, code: str) -> HttpResponse:
 
 def _item(campaign: Campaign, item_code: str) -> CampaignItem:
     return get_object_or_404(
-        CampaignItem.objects.select_related("artifact__research_run__task"), campaign=campaign, code=item_code
+        CampaignItem.objects.select_related("artifact__research_run__task", "run__task", "run__agent"),
+        campaign=campaign,
+        code=item_code,
     )
+
+
+def _content(item: CampaignItem) -> Any:
+    """The item as the admin reads it beside the scores: the paper, or the run's steps as the judge saw them."""
+    if item.run_id:
+        from django.utils.html import format_html
+
+        from judge.prompts import trajectory_steps_text
+
+        return format_html('<pre class="step-text">{}</pre>', trajectory_steps_text(item.run)[0])
+    return markdown_html(item.artifact.content or "")
 
 
 @require_GET
@@ -264,7 +277,7 @@ def agreement_disagreement_item(request: HttpRequest, code: str, item_code: str)
             "item": item,
             "criterion": c,
             "criterion_name": analysis.items["criteria"][c],
-            "content": markdown_html(item.artifact.content or ""),
+            "content": _content(item),
             "evidence": evidence,
             "tag": tag,
             "tag_form": TagForm(initial=initial),
@@ -304,6 +317,7 @@ def agreement_tags_export(request: HttpRequest, code: str, fmt: str) -> HttpResp
         fields = (
             "item",
             "artifact",
+            "run",
             "criterion",
             "criterion_key",
             "cause",

@@ -51,7 +51,9 @@ def disagreement_rows(analysis: Analysis, criterion: int, view: str) -> list[dic
 def item_evidence(*, item: CampaignItem, rubric: Rubric, human_key: str, judge_key: str) -> dict[str, Any]:
     """The judge's and the reviewers' scores and words on one item and criterion."""
     judgments = []
-    judged = Judgment.objects.filter(artifact=item.artifact, rubric=rubric, experiment__isnull=True)
+    # The run's judgments for a trajectory item (artifact=None would match every run judgment).
+    target = {"run_id": item.run_id} if item.run_id else {"artifact_id": item.artifact_id}
+    judged = Judgment.objects.filter(**target, rubric=rubric, experiment__isnull=True)
     for j in judged.order_by("judge_model", "-created_at"):
         entry = (j.scores or {}).get(judge_key)
         judgments.append(
@@ -98,7 +100,8 @@ def tags_export(*, campaign: Campaign) -> list[dict[str, Any]]:
     return [
         {
             "item": t.item.code,
-            "artifact": str(t.item.artifact.code),
+            "artifact": str(t.item.artifact.code) if t.item.artifact_id else "",
+            "run": str(t.item.run.code) if t.item.run_id else "",
             "criterion": names.get(t.criterion, t.criterion),
             "criterion_key": t.criterion,
             "cause": t.cause,
@@ -108,7 +111,7 @@ def tags_export(*, campaign: Campaign) -> list[dict[str, Any]]:
             "updated_at": t.updated_at.isoformat(timespec="seconds"),
         }
         for t in DisagreementTag.objects.filter(campaign=campaign)
-        .select_related("item__artifact", "tagged_by")
+        .select_related("item__artifact", "item__run", "tagged_by")
         .order_by("criterion", "item_id")
     ]
 

@@ -159,7 +159,16 @@
       if (checked || text) scores[k] = { score: checked ? parseInt(checked.value, 10) : null, justification: text };
     });
     const conf = form.querySelector("[name=confidence]").value;
-    return { scores: scores, confidence: conf ? parseInt(conf, 10) : null };
+    const data = { scores: scores, confidence: conf ? parseInt(conf, 10) : null };
+    // Trajectory items: per-step error tags (selects outside the form, tied to it by form=).
+    const tagged = document.querySelectorAll("select[data-step-tag]");
+    if (tagged.length) {
+      data.step_tags = [];
+      tagged.forEach(function (sel) {
+        if (sel.value) data.step_tags.push({ step: parseInt(sel.dataset.step, 10), tag: sel.dataset.tag, severity: sel.value });
+      });
+    }
+    return data;
   }
 
   function apply(data) {
@@ -170,6 +179,13 @@
       fs.querySelector("textarea").value = entry.justification || "";
     });
     form.querySelector("[name=confidence]").value = data.confidence === null || data.confidence === undefined ? "" : String(data.confidence);
+    if (Array.isArray(data.step_tags)) {
+      const wanted = {};
+      data.step_tags.forEach(function (t) { wanted[t.step + ":" + t.tag] = t.severity; });
+      document.querySelectorAll("select[data-step-tag]").forEach(function (sel) {
+        sel.value = wanted[sel.dataset.step + ":" + sel.dataset.tag] || "";
+      });
+    }
   }
 
   function stash(data) {
@@ -250,6 +266,8 @@
 
   form.addEventListener("input", changed);
   form.addEventListener("change", changed);
+  const steps = document.getElementById("trajectory-steps");
+  if (steps && !client.locked) steps.addEventListener("change", function (ev) { if (ev.target.matches("select[data-step-tag]")) changed(); });
   window.addEventListener("online", function () { schedule(0); });
   form.addEventListener("submit", function (ev) { if (!ev.defaultPrevented) clearTimeout(timer); });
 })();

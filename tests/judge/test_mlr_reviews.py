@@ -140,4 +140,4 @@ def test_it_seeds_rubrics_and_says_when_there_is_no_mlrbench_data(settings):
     assert "skipped" in out.getvalue()
     from judge.models import Rubric
 
-    assert Rubric.objects.count() == 6
+    assert Rubric.objects.count() == 7  # version 1 of each stage, the trajectory rubric included

@@ -29,10 +29,12 @@ def test_it_loads_version_one_of_each_stage_once():
     out = io.StringIO()
     call_command("load_rubrics", stdout=out)
     call_command("load_rubrics", stdout=out)
-    assert Rubric.objects.count() == 6
-    assert out.getvalue().count("created") == 6 and out.getvalue().count("kept") == 6
+    assert Rubric.objects.count() == 7  # the six MLR-Bench stages and the agent trajectory
+    assert out.getvalue().count("created") == 7 and out.getvalue().count("kept") == 7
     for stage, keys in PAPER_DIMENSIONS.items():
         assert [d["key"] for d in Rubric.objects.get(stage=stage, version=1).dimensions] == keys
+    trajectory = Rubric.objects.get(stage=Rubric.Stage.TRAJECTORY, version=1)
+    assert [d["key"] for d in trajectory.dimensions] == ["approach", "actions", "efficiency", "honesty", "overall"]
 
 
 def test_it_gives_every_score_dimension_questions_and_all_five_band_anchors():

@@ -166,7 +166,7 @@ def test_it_saves_and_replaces_a_tag_and_exports_it(client_for, admin_user) -> N
     assert (tag.cause, tag.note, tag.tagged_by) == ("rubric_ambiguity", "'significance' unclear", admin_user)
     rows = list(csv.DictReader(io.StringIO(client.get(f"/agreement/{campaign.code}/tags.csv").content.decode())))
     assert rows == [
-        {"item": item.code, "artifact": str(item.artifact.code), "criterion": "Overall", "criterion_key": "overall",
+        {"item": item.code, "artifact": str(item.artifact.code), "run": "", "criterion": "Overall", "criterion_key": "overall",
          "cause": "rubric_ambiguity", "cause_label": "rubric ambiguity", "note": "'significance' unclear",
          "tagged_by": "ada_admin", "updated_at": rows[0]["updated_at"]}
     ]  # fmt: skip

@@ -84,12 +84,10 @@ def released_campaign(db, settings, tmp_path):
     return campaign
 
 
-def test_it_finds_no_system_name_no_preamble_and_no_verdict_anywhere_a_reviewer_can_go(released_campaign):
-    client = Client()
-    login = client.post("/accounts/login/", {"username": "crawler", "password": "crawl-Secret-81"})
-    assert login.status_code == 302
-    verdicts = _verdicts()
-    assert len(verdicts) > 100  # the judges' reviews are in the database, so their absence means something
+def _crawl(client: Client, verdicts: list[str], names: re.Pattern[str] = NAMES, extra: tuple = ()) -> tuple[list, dict]:
+    """Every page, figure, file and JSON reachable from the reviewer's home: (leaks, count per kind).
+
+    `extra`: more (pattern, what) pairs that no response may contain."""
     seen: set[str] = set()
     queue = deque(["/"])
     leaks: list[str] = []
@@ -108,14 +106,14 @@ def test_it_finds_no_system_name_no_preamble_and_no_verdict_anywhere_a_reviewer_
         if "/f/" in url:
             kinds["figure"] += 1
             assert content_type.startswith("image/")
-            assert NAMES.search(str(dict(response.headers))) is None
+            assert names.search(str(dict(response.headers))) is None
             continue
         body = response.content.decode("utf-8", errors="replace")
         if "/s/" in url:
             kinds["supplementary"] += 1
         elif re.fullmatch(r"/review/a/[a-z0-9]+/", url):
             kinds["item"] += 1
-        for pattern, what in ((NAMES, "system name"), (PREAMBLES, "model chatter")):
+        for pattern, what in ((names, "system name"), (PREAMBLES, "model chatter"), *extra):
             for m in pattern.finditer(body):
                 leaks.append(f"{url}: {what} {body[max(0, m.start() - 40) : m.end() + 40]!r}")
         leaks += [f"{url}: judge verdict {v!r}" for v in verdicts if v in body]
@@ -129,7 +127,75 @@ def test_it_finds_no_system_name_no_preamble_and_no_verdict_anywhere_a_reviewer_
             if parsed.netloc not in ("", "testserver") or parsed.path.startswith(("/static/", "/accounts/logout")):
                 continue
             queue.append(parsed.path + (f"?{parsed.query}" if parsed.query else ""))
+    return leaks, kinds
+
+
+def test_it_finds_no_system_name_no_preamble_and_no_verdict_anywhere_a_reviewer_can_go(released_campaign):
+    client = Client()
+    login = client.post("/accounts/login/", {"username": "crawler", "password": "crawl-Secret-81"})
+    assert login.status_code == 302
+    verdicts = _verdicts()
+    assert len(verdicts) > 100  # the judges' reviews are in the database, so their absence means something
+    leaks, kinds = _crawl(client, verdicts)
     assert leaks == [], "\n".join(leaks)
     # The crawl reached every item, its figures and its supplementary files.
     assert kinds["item"] == Assignment.objects.count() == 30
     assert kinds["figure"] >= 30 and kinds["supplementary"] >= 60
+
+
+MLGYM = (
+    Path(settings.MLGYM_DIR or Path(settings.BASE_DIR).parent / "shared" / "mlgym") / "trajectories" / "mlgym_bench_v0"
+)
+# The three models whose released runs come with their .traj, and MLGym's own agent label.
+TRAJ_MODELS = ("claude-35-sonnet-new", "gemini-15-pro", "gpt4o2")
+TRAJ_NAMES = re.compile(NAMES.pattern + r"|gpt-?4|metagen")
+
+
+@pytest.mark.shared_data(MLGYM)
+def test_it_finds_no_model_agent_run_code_cost_or_verdict_in_a_trajectory_campaign(db, settings, tmp_path):
+    """Released MLGym runs of three models on one task, reviewed as trajectories: nothing reachable
+    names the model or agent, carries a run's code, folder or cost, or a judge's verdict."""
+    from benchmark.runs.trajectories import traj_import
+    from review.models import TRAJECTORY
+    from tests.review.trajectory_factories import trajectory_rubric
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    runs = []
+    for model in TRAJ_MODELS:
+        folder = f"metagen-{model}__battleOfSexes__default__t-0.00__p-0.95__c-4.00__install-0__parallel_agents_run_0"
+        runs.append(traj_import(MLGYM / folder / "battleOfSexes.traj", create_task=True)[0])
+    # The released steps of this task never name their model: make each run's first output do so (an
+    # agent printing its own config), with its run code and recorded cost, as the scrubber must expect.
+    for run in runs:
+        step = run.steps.get(index=1)
+        step.observation += f'\nagent {run.agent.name} (metagen) run {run.code} "total_cost": {run.cost}'
+        step.thought = f"I am {run.agent.model}. " + step.thought
+        step.save(update_fields=["observation", "thought"])
+    rubric = trajectory_rubric()
+    verdicts = []
+    for run in runs:
+        text = f"JUDGE-ONLY verdict on {run.code}: the agent repeated its strategy edit without validating it"
+        Judgment.objects.create(run=run, rubric=rubric, judge_model="openai:gpt-4o", status="succeeded",
+                                scores={"overall": {"score": 4, "justification": text}})  # fmt: skip
+        verdicts.append(text[:60])
+    reviewer = make_reviewer("trajcrawler", password="crawl-Secret-82")
+    campaign = campaign_create(name="released trajectories", rubric=rubric, stage=TRAJECTORY, artifacts=[],
+                               runs=runs, reviewers=[reviewer], reviewers_per_item=1)  # fmt: skip
+    assert campaign_assign(campaign=campaign).created == 3
+    identifiers = [str(r.code) for r in runs] + [str(r.agent.code) for r in runs]
+    identifiers += [r.params["mlgym_folder"] for r in runs] + [f"{r.cost}" for r in runs if len(f"{r.cost}") >= 5]
+    ids = re.compile("|".join(re.escape(i) for i in identifiers), re.IGNORECASE)
+    client = Client()
+    assert (
+        client.post("/accounts/login/", {"username": "trajcrawler", "password": "crawl-Secret-82"}).status_code == 302
+    )
+    leaks, kinds = _crawl(client, verdicts, names=TRAJ_NAMES, extra=((ids, "run identifier or cost"),))
+    assert leaks == [], "\n".join(leaks[:40])
+    assert kinds["item"] == 3
+    # The crawl saw the steps themselves, not an empty page: every step of every run was on an item page.
+    page = client.get(f"/review/a/{Assignment.objects.first().code}/").content.decode()
+    assert page.count('class="trajectory-step"') == Assignment.objects.first().item.run.step_count > 0
+    # The draft endpoint answers only what was stored (the revision), nothing of the item.
+    reply = client.post(f"/review/a/{Assignment.objects.first().code}/draft", '{"revision": 1, "scores": {}}',
+                        content_type="application/json")  # fmt: skip
+    assert set(reply.json()) == {"revision", "saved_at"}

@@ -1,0 +1,46 @@
+"""A reviewer scores an agent trajectory in Debian's chromium (desktop): the blinded steps, one step
+tagged with an error and its severity, autosaved with the draft, kept over a reload, submitted."""
+
+from __future__ import annotations
+
+import pytest
+
+from review.models import Assignment, Review
+from tests.review.test_browser import _login, _wait_saved
+from tests.review.trajectory_factories import trajectory_campaign, trajectory_rubric
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_it_lets_a_reviewer_score_a_trajectory_with_a_step_tag(live_server, browser, reviewer) -> None:
+    trajectory_campaign([reviewer])
+    a = Assignment.objects.get()
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    _login(page, live_server.url, reviewer)
+    page.click(f"#next-item[href='/review/a/{a.code}/']")
+    page.wait_for_selector("#trajectory-steps")
+    assert page.locator(".trajectory-step").count() == 3
+    assert "as [system] I will edit" in page.inner_text("#step-1")
+    assert "claude" not in page.inner_text("#trajectory-steps").lower()
+    # Tag step 2 as a major loop: the draft autosaves with it.
+    page.click("#step-2 .step-tags summary")
+    page.select_option("#step-2 select[data-tag='loop']", "major")
+    _wait_saved(page)
+    assert Review.objects.get(assignment=a).step_tags == [{"step": 2, "tag": "loop", "severity": "major", "note": ""}]
+    page.reload()
+    page.wait_for_selector("#trajectory-steps")
+    assert page.eval_on_selector("#step-2 select[data-tag='loop']", "s => s.value") == "major"
+    assert page.eval_on_selector("#step-2 .step-tags", "d => d.open") is True  # a tagged step shows its tags
+    for n, dim in enumerate(trajectory_rubric().score_dimensions):
+        page.click(f"#dim-{dim['key']} label:has(input[value='{n + 3}'])")
+        page.fill(f"#id_just_{dim['key']}", f"{dim['name']}: seen in the steps.")
+    page.select_option("#id_confidence", "4")
+    page.click("#submit-review")
+    page.wait_for_url(f"{live_server.url}/review/")
+    review = Review.objects.get(assignment=a)
+    assert review.status == Review.Status.SUBMITTED
+    assert review.step_tags == [{"step": 2, "tag": "loop", "severity": "major", "note": ""}]
+    assert review.score_of("approach") == 3 and review.score_of("overall") == 7
+    assert errors == []
