@@ -207,9 +207,10 @@ def _render_item(
                 "anchors": sorted((dim.get("anchors") or {}).items(), key=lambda kv: kv[0], reverse=True),
                 "score": form[f"score_{key}"],
                 "just": form[f"just_{key}"],
-                # (value, checked) pairs built here: the template loop stays free of filters (hot path).
+                # (value, checked) pairs built here: the template loop stays free of filters (hot path);
+                # values as strings, since the template localises every int it prints (number_format).
                 "options": [
-                    (v, str(v) == str(current)) for v in range(int(dim.get("min", 1)), int(dim.get("max", 10)) + 1)
+                    (str(v), str(v) == str(current)) for v in range(int(dim.get("min", 1)), int(dim.get("max", 10)) + 1)
                 ],
                 "low": dim.get("min", 1),
                 "high": dim.get("max", 10),
