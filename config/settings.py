@@ -152,6 +152,9 @@ RQ_QUEUES = {
     name: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": timeout}
     for name, timeout in (("runs", 6 * 3600), ("judge", 1800), ("default", 1800))
 }
+# Workers of these queues import the model SDKs once before forking (config/workers.py).
+RQ = {"WORKER_CLASS": "config.workers.PreloadingWorker"}
+WORKER_PRELOAD_QUEUES = ("judge",)
 RQ_SHOW_ADMIN_LINK = True
 RUN_WORKERS = env_int("RUN_WORKERS", 2, minimum=1, maximum=64)
 # A run keeps going through a Redis outage this long (its steps are in the database; the live

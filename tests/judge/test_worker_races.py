@@ -37,7 +37,6 @@ print(" ".join(map(str, ids)))
 WORKER = """
 import os, random, time
 import django_rq
-from rq import Worker
 from benchmark.llm.transport import Response, override_transport
 from judge.models import Rubric
 from tests.judge.factories import rubric, valid_reply
@@ -52,10 +51,10 @@ def answer(request):
     time.sleep(random.uniform(0, delay) if os.environ.get("RANDOM_DELAY") else delay)
     return Response(200, json=reply)
 
-time.sleep(max(0.0, float(os.environ["START_AT"]) - time.time()))
-queue = django_rq.get_queue("judge")
-with override_transport(answer):
-    Worker([queue], connection=queue.connection).work(burst=True)
+import benchmark.llm.providers  # what the worker preloads (config/workers.py), before the start line
+time.sleep(max(0.0, float(os.environ["START_AT"]) - time.time()))  # so that both dequeue at once
+with override_transport(answer):  # the worker class of `manage.py rqworker judge` (settings.RQ)
+    django_rq.get_worker("judge").work(burst=True)
 """
 
 # The reaper's own pass, in a loop in its own process, until told to stop, slowed between its two

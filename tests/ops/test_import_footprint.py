@@ -4,7 +4,8 @@ Every web process, worker and the housekeeping sweeper runs `django.setup()` and
 (which import the URL configuration); workers then import the job modules, housekeeping the sweep
 commands. None of that may load the LLM SDKs or the statistics stack: those weigh ~120 MB and
 seconds of start time per process, and only a model call or an agreement analysis needs them; nor
-Twisted (~25 MB), which only the daphne web server needs.
+Twisted (~25 MB), which only the daphne web server needs. The judge worker is the exception: it
+preloads the SDKs before forking its work horses (config/workers.py), tested below.
 Checked in a fresh interpreter, since this test process has imported everything long ago.
 """
 
@@ -105,3 +106,43 @@ def test_it_keeps_the_written_out_normal_quantile_equal_to_scipys() -> None:
     from review.agreement.stats import Z975
 
     assert Z975 == float(sps.norm.ppf(0.975))
+
+
+WORKER_PROBE = """
+import json, sys
+import django
+django.setup()
+import django_rq
+worker = django_rq.get_worker(sys.argv[2])  # the class `manage.py rqworker` uses (settings.RQ)
+worker.work(burst=True)  # an empty queue on a Redis database of its own: starts, then returns
+print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & set(sys.argv[1].split(",")))))
+"""
+
+
+def _worker_loaded(tmp_path: Path, queue: str, redis_url: str) -> list[str]:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "REFEREE_VAR_DIR": str(tmp_path),
+        "REDIS_URL": redis_url,
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", WORKER_PROBE, ",".join(HEAVY), queue],
+        cwd=BASE,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_it_preloads_the_sdks_in_the_judge_worker_only(tmp_path: Path, redis_client) -> None:
+    # A judgment is one model call in a forked work horse: without the SDKs in the worker's own
+    # process every judgment imported them again (config/workers.py). Run workers stay light.
+    from django.conf import settings
+
+    url = settings.REDIS_URL.rsplit("/", 1)[0] + "/9"
+    assert _worker_loaded(tmp_path, "judge", url) == ["anthropic", "openai"]
+    assert _worker_loaded(tmp_path, "runs", url) == []
