@@ -68,10 +68,17 @@ class Reaper:
         created = float(labels.get(f"{LABEL}.created", "0") or 0)
         return bool(created) and time.time() - created > self.max_age
 
+    def foreign(self, labels: dict[str, str]) -> bool:
+        """A sandbox another host's worker opened (several hosts or pools may share one engine)."""
+        host = labels.get(f"{LABEL}.worker", "").rpartition(":")[0]
+        return bool(host) and host != conf.host_id()
+
     def reason(self, sandbox: dict[str, Any]) -> str | None:
         labels = sandbox["labels"]
         if sandbox.get("status") in {"exited", "dead"}:
-            return "stopped"
+            return "stopped"  # whoever's: a stopped container holds no process, only its disk
+        if self.foreign(labels):
+            return None  # another host's live sandbox: its own reaper judges its age and its run
         if self.worker_dead(labels):
             return "worker died"
         if self.run_ended(labels):

@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -210,3 +211,21 @@ def test_it_judges_by_pid_only_the_sandboxes_of_its_own_host_id(settings) -> Non
     settings.HOST_ID = "pool-a"
     assert not Reaper(log=lambda line: None).worker_dead(dead)  # another host's: only it can tell
     assert not Reaper(log=lambda line: None).worker_dead({**dead, f"{LABEL}.worker": f"{socket.gethostname()}:1"})
+
+
+def test_it_leaves_another_hosts_live_sandboxes_to_that_hosts_reaper(settings) -> None:
+    # Hosts (or worker pools) sharing one engine: a reaper judges age and runs of its own sandboxes
+    # only, since another host's run may be one this host's database or clock knows nothing of.
+    settings.HOST_ID = "pool-a"
+    old = str(time.time() - 48 * 3600)
+    reaper = Reaper(log=lambda line: None)
+
+    def sandbox(host: str, status: str = "running") -> dict:
+        labels = {"referee.sandbox.worker": f"{host}:{os.getpid()}", "referee.sandbox.created": old}
+        return {"status": status, "labels": labels}
+
+    # Its own: judged (this pid started after the sandbox's creation: a reused pid, a dead worker).
+    assert reaper.reason(sandbox("pool-a")) == "worker died"
+    assert reaper.reason(sandbox("pool-b")) is None
+    assert reaper.reason(sandbox("pool-b", status="exited")) == "stopped"
+    assert reaper.reason({"status": "running", "labels": {"referee.sandbox.created": old}}) == "too old"
