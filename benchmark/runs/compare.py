@@ -15,6 +15,8 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db.models.functions import MD5
+
 from benchmark.models import Run, Score, Step
 from benchmark.templatetags.run_numbers import score_text
 
@@ -27,7 +29,7 @@ FOLD_MIN = 3  # a shorter stretch of equal actions is shown as it is
 class Side:
     index: int
     action: str
-    observation_hash: int
+    observation_hash: str  # MD5 of the output
     score: str
 
 
@@ -104,12 +106,20 @@ def _sides(run: Run) -> list[Side]:
     for score in Score.objects.filter(run=run, step__isnull=False).order_by("id"):
         scores[score.step_id] = score
     sides = []
-    for step in Step.objects.filter(run=run).order_by("index").only("id", "index", "action", "observation"):
-        score = scores.get(step.pk)
+    # Outputs are compared by their MD5, computed by the database: only equality matters, and
+    # fetching two runs' whole outputs (KiBs a step) was most of a 1,000-step comparison's time.
+    steps = (
+        Step.objects.filter(run=run)
+        .order_by("index")
+        .annotate(observation_md5=MD5("observation"))
+        .values_list("id", "index", "action", "observation_md5")
+    )
+    for pk, index, action, observation_md5 in steps:
+        score = scores.get(pk)
         chip = ""
         if score is not None:
             chip = f"{score.kind}: " + ("failed" if score.error else score_text(score.primary))
-        sides.append(Side(step.index, step.action, hash(step.observation), chip))
+        sides.append(Side(index, action, observation_md5, chip))
     return sides
 
 
