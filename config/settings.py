@@ -111,13 +111,14 @@ if DATABASE_URL:
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool(
         "DATABASE_PREPARED_STATEMENTS", True
     ):
-        # Server-side binding with prepared statements: a statement is parsed once per connection, and
-        # after five runs PostgreSQL keeps a generic plan for it. The request paths are a few ORM queries
-        # joining up to eight tables, whose planning (3-6 ms each) cost more than running them
-        # (bench/review_load.py). Off (DATABASE_PREPARED_STATEMENTS=0) behind a PgBouncer older than 1.21
-        # in transaction pooling, which cannot carry named prepared statements.
+        # Server-side binding with prepared statements: a statement run five times on a connection is
+        # prepared (psycopg's default threshold; 0 would also prepare one-off multi-statement DDL, which
+        # PostgreSQL refuses), and after five more PostgreSQL keeps a generic plan for it. The request
+        # paths are a few ORM queries joining up to eight tables, whose planning (3-6 ms each) cost more
+        # than running them (bench/review_load.py). Off (DATABASE_PREPARED_STATEMENTS=0) behind a
+        # PgBouncer older than 1.21 in transaction pooling, which cannot carry named prepared statements.
         DATABASES["default"].setdefault("OPTIONS", {}).update(
-            server_side_binding=True, prepare_threshold=env_int("DATABASE_PREPARE_THRESHOLD", 0, minimum=0)
+            server_side_binding=True, prepare_threshold=env_int("DATABASE_PREPARE_THRESHOLD", 5, minimum=0)
         )
 else:
     DATABASES = {
