@@ -1,6 +1,6 @@
 """Review page under load: concurrent reviewers open items and autosave drafts.
 
-    python bench/review_load.py [--reviewers 20] [--saves 8] [--think 0.3] [--server-threads 8]
+    python bench/review_load.py [--reviewers 20] [--saves 8] [--think 0.3] [--server-procs N] [--server-threads 8]
     python bench/review_load.py --reviewers 100 \
         --database-url postgres://referee:referee@127.0.0.1:5432/referee_bench16
 
@@ -9,16 +9,20 @@ PostgreSQL database named there is dropped and created afresh (its name must sta
 "referee_bench": the bench never touches another one). It is migrated and seeded with the
 released MLR-Bench papers (their markdown and figures) when ../shared/mlrbench is there, else
 with synthetic papers of the same size: max(30, reviewers) papers, 2 reviewers per paper, so each
-reviewer has about two items. The WSGI app runs in a separate process under a server with a fixed
-pool of worker threads (each keeps its database connection, DATABASE_CONN_MAX_AGE=600, as a
-deployment would); a wrapper there times each request from the call to the last body byte (server
-time, not client latency) and counts its SQL queries. Clients are threads of this process with
-their own session; they also time each request end to end (client time: queueing included).
+reviewer has about two items. The WSGI app runs in --server-procs separate processes (default: the
+CPU count, as `make up` starts WEB_PROCESSES daphnes on one socket) bound to one port with
+SO_REUSEPORT, each with a fixed pool of worker threads (each keeps its database connection,
+DATABASE_CONN_MAX_AGE=600, as a deployment would); a wrapper there times each request from the
+call to the last body byte (server time, not client latency) and counts its SQL queries. Clients
+are threads of this process with their own session; they also time each request end to end
+(client time: queueing included).
 
 Reported, in one run: p50/p95/p99 server time of the item page and of the draft save, then the
 obvious alternatives measured the same way: the item page rendering the paper on every request
-(no render cache), and saving a draft the no-JavaScript way (a full form POST). Target: p95 <= 50 ms.
-The load average is printed with the figures (the machine may be shared).
+(no render cache), saving a draft the no-JavaScript way (a full form POST), and on PostgreSQL the
+shipped paths again with prepared statements off (DATABASE_PREPARED_STATEMENTS=0, the servers
+restarted). Target: p95 <= 50 ms. The load average is printed with the figures (the machine may
+be shared).
 """
 
 from __future__ import annotations
@@ -114,8 +118,14 @@ def seed(n_reviewers: int) -> dict:
     return {"reviewers": out, "real_papers": bool(sources)}
 
 
-def serve(port: int, threads: int) -> None:
+def serve(port: int, threads: int, stats_dir: str) -> None:
+    """One server process: a pool of `threads` worker threads accepting on `port`, which the bench's
+    other server processes bind too (SO_REUSEPORT: the kernel spreads connections over them, as
+    `make up`'s daphne processes share one socket). Each timed request is appended to this
+    process's own file in `stats_dir` as "unix-time kind ms queries"; the render cache is off while
+    the file `stats_dir`/cache-off exists."""
     _django()
+    import socket
     from concurrent.futures import ThreadPoolExecutor
     from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
@@ -125,9 +135,9 @@ def serve(port: int, threads: int) -> None:
     from review import blinding
 
     app = get_wsgi_application()
-    timings: dict[str, list[float]] = {}
-    queries: dict[str, list[int]] = {}
     lock = threading.Lock()
+    log = open(Path(stats_dir) / f"server-{os.getpid()}.log", "a", buffering=1, encoding="utf-8")  # noqa: SIM115
+    cache_off = Path(stats_dir) / "cache-off"
 
     def kind_of(environ: dict) -> str | None:
         path, method = environ["PATH_INFO"], environ["REQUEST_METHOD"]
@@ -142,18 +152,7 @@ def serve(port: int, threads: int) -> None:
         return "item_page" if blinding.RENDER_CACHE else "item_page_uncached"
 
     def timed(environ: dict, start_response):  # type: ignore[no-untyped-def]
-        path = environ["PATH_INFO"]
-        if path == "/__bench__/stats":
-            with lock:
-                body = json.dumps({"timings": timings, "queries": queries}).encode()
-                timings.clear()
-                queries.clear()
-            start_response("200 OK", [("Content-Type", "application/json")])
-            return [body]
-        if path == "/__bench__/cache":
-            blinding.RENDER_CACHE = environ.get("QUERY_STRING") == "on"
-            start_response("200 OK", [("Content-Type", "text/plain")])
-            return [b"ok"]
+        blinding.RENDER_CACHE = not cache_off.exists()
         count = [0]
 
         def counted(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
@@ -167,8 +166,7 @@ def serve(port: int, threads: int) -> None:
         kind = kind_of(environ)
         if kind:
             with lock:
-                timings.setdefault(kind, []).append(elapsed)
-                queries.setdefault(kind, []).append(count[0])
+                log.write(f"{time.time():.6f} {kind} {elapsed:.3f} {count[0]}\n")
         return [body]
 
     class Server(WSGIServer):
@@ -177,6 +175,10 @@ def serve(port: int, threads: int) -> None:
 
         request_queue_size = 256
         pool = ThreadPoolExecutor(max_workers=threads)
+
+        def server_bind(self) -> None:
+            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            super().server_bind()
 
         def process_request(self, request, client_address):  # type: ignore[no-untyped-def]
             self.pool.submit(self._work, request, client_address)
@@ -196,6 +198,19 @@ def serve(port: int, threads: int) -> None:
     server = make_server("127.0.0.1", port, timed, server_class=Server, handler_class=Quiet)
     print("ready", flush=True)
     server.serve_forever()
+
+
+def read_stats(stats_dir: str, since: float, until: float) -> dict:
+    """The server processes' records of [since, until]: {"timings": {kind: [ms]}, "queries": {kind: [n]}}."""
+    timings: dict[str, list[float]] = {}
+    queries: dict[str, list[int]] = {}
+    for path in Path(stats_dir).glob("server-*.log"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            stamp, kind, ms, count = line.split()
+            if since <= float(stamp) <= until:
+                timings.setdefault(kind, []).append(float(ms))
+                queries.setdefault(kind, []).append(int(count))
+    return {"timings": timings, "queries": queries}
 
 
 # ---------------------------------------------------------------- client side
@@ -278,21 +293,20 @@ def reviewer_loop(
 
 
 def run_phase(
-    port: int, reviewers: list[dict], saves: int, think: float, form_drafts: bool, revisions: list
+    port: int, reviewers: list[dict], saves: int, think: float, form_drafts: bool, revisions: list, stats_dir: str
 ) -> tuple[dict, list, float]:
     errors: list[str] = []
     threads = [
         threading.Thread(target=reviewer_loop, args=(port, info, saves, think, form_drafts, revisions[i], errors))
         for i, info in enumerate(reviewers)
     ]
-    t0 = time.perf_counter()
+    t0, since = time.perf_counter(), time.time()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     wall = time.perf_counter() - t0
-    _, body = Client(port, "").request("GET", "/__bench__/stats")
-    stats = json.loads(body)
+    stats = read_stats(stats_dir, since, time.time())
     with _client_lock:
         stats["client"] = dict(CLIENT_TIMES)
         CLIENT_TIMES.clear()
@@ -341,21 +355,33 @@ def main() -> None:
     parser.add_argument(
         "--think", type=float, default=0.3, help="mean seconds between saves (autosave debounce is 0.7)"
     )
-    parser.add_argument("--server-threads", type=int, default=8, help="worker threads of the server")
+    parser.add_argument(
+        "--server-procs", type=int, default=os.cpu_count() or 1,
+        help="server processes sharing the port (default: the CPU count, as make up's WEB_PROCESSES)",
+    )  # fmt: skip
+    parser.add_argument("--server-threads", type=int, default=8, help="worker threads of each server process")
     parser.add_argument("--database-url", help="postgres://.../referee_bench...: dropped and created afresh")
+    parser.add_argument(
+        "--no-unprepared-phase", action="store_true",
+        help="PostgreSQL: skip the third phase (the shipped paths with DATABASE_PREPARED_STATEMENTS=0)",
+    )  # fmt: skip
     parser.add_argument("--seed-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--stats-dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.seed_only:
         print(json.dumps(seed(args.reviewers)))
         return
     if args.serve:
-        serve(args.serve, args.server_threads)
+        serve(args.serve, args.server_threads, args.stats_dir)
         return
 
     tmp = tempfile.mkdtemp(prefix="review-bench-")
+    stats_dir = str(Path(tmp) / "stats")
+    os.mkdir(stats_dir)
     env = {**os.environ, "REFEREE_VAR_DIR": tmp, "SECRET_KEY": secrets.token_urlsafe(50), "DEBUG": "0"}
     env.pop("DATABASE_URL", None)
+    env.pop("DATABASE_PREPARED_STATEMENTS", None)
     database = "SQLite WAL"
     if args.database_url:
         database = _fresh_postgres(args.database_url)
@@ -368,30 +394,68 @@ def main() -> None:
     from config.redis_server import free_port
 
     port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, __file__, "--serve", str(port), "--server-threads", str(args.server_threads)],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+
+    def start_servers(extra_env: dict) -> list[subprocess.Popen]:
+        procs = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    __file__,
+                    "--serve",
+                    str(port),
+                    "--server-threads",
+                    str(args.server_threads),
+                    "--stats-dir",
+                    stats_dir,
+                ],
+                cwd=ROOT,
+                env={**env, **extra_env},
+                stdout=subprocess.PIPE,
+                text=True,
+            )  # fmt: skip
+            for _ in range(args.server_procs)
+        ]
+        for proc in procs:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        return procs
+
+    def stop_servers(procs: list[subprocess.Popen]) -> None:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(timeout=10)
+
+    cache_off = Path(stats_dir) / "cache-off"
+    unprepared_phase = bool(args.database_url) and not args.no_unprepared_phase
+    servers: list[subprocess.Popen] = []
+    unprepared: dict = {}
     try:
-        assert server.stdout is not None and server.stdout.readline().strip() == "ready"
+        servers = start_servers({})
         reviewers = seeded["reviewers"]
         revisions = [[0] for _ in reviewers]
-        Client(port, "").request("GET", "/__bench__/cache?on")
-        run_phase(port, reviewers[:2], 1, 0.0, False, revisions)  # warm-up: imports, caches, first queries
+        # warm-up of every server process: imports, caches, first queries
+        run_phase(port, reviewers[: 2 * args.server_procs], 1, 0.0, False, revisions, stats_dir)
         load_before = os.getloadavg()
-        shipped, err1, wall1 = run_phase(port, reviewers, args.saves, args.think, False, revisions)
-        Client(port, "").request("GET", "/__bench__/cache?off")
-        alternative, err2, wall2 = run_phase(port, reviewers, args.saves, args.think, True, revisions)
+        shipped, err1, wall1 = run_phase(port, reviewers, args.saves, args.think, False, revisions, stats_dir)
+        cache_off.touch()
+        alternative, err2, wall2 = run_phase(port, reviewers, args.saves, args.think, True, revisions, stats_dir)
+        cache_off.unlink()
+        err3: list = []
+        if unprepared_phase:
+            stop_servers(servers)
+            servers = start_servers({"DATABASE_PREPARED_STATEMENTS": "0"})
+            run_phase(port, reviewers[: 2 * args.server_procs], 1, 0.0, False, revisions, stats_dir)
+            unprepared, err3, _ = run_phase(port, reviewers, args.saves, args.think, False, revisions, stats_dir)
         load_after = os.getloadavg()
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        stop_servers(servers)
         shutil.rmtree(tmp, ignore_errors=True)
 
     n_items = sum(len(r["codes"]) for r in reviewers)
     print(f"review_load: {len(reviewers)} concurrent reviewers, {n_items} assignments, {args.saves} saves per item, "
           f"think {args.think}s, {'released MLR-Bench papers' if seeded['real_papers'] else 'synthetic papers'}, "
-          f"{database}, WSGI server with {args.server_threads} worker threads on loopback")  # fmt: skip
+          f"{database}, {args.server_procs} WSGI server process(es) x {args.server_threads} worker threads "
+          "on one loopback port")  # fmt: skip
     print(f"load average (1/5/15 min) before {'/'.join(f'{x:.2f}' for x in load_before)}, "
           f"after {'/'.join(f'{x:.2f}' for x in load_after)}; {os.cpu_count()} CPUs")  # fmt: skip
     print(f"{'server time (ms)':<38}{'n':>6}{'p50':>8}{'p95':>8}{'p99':>8}{'max':>8}{'queries':>8}")
@@ -401,6 +465,11 @@ def main() -> None:
         ("item page, no render cache", alternative, "item_page_uncached"),
         ("draft save as full form POST", alternative, "draft_form"),
     ]
+    if unprepared:
+        rows += [
+            ("item page, no prepared statements", unprepared, "item_page"),
+            ("draft save, no prepared statements", unprepared, "draft_json"),
+        ]
     for label, stats, kind in rows:
         if stats["timings"].get(kind):
             print(_row(label, stats["timings"][kind], stats["queries"].get(kind)))
@@ -415,8 +484,13 @@ def main() -> None:
     print(f"comparison: uncached item page p95 {pct(values[2], 95):.1f} ms "
           f"({pct(values[2], 95) / max(item95, 1e-9):.1f}x the cached page); "
           f"form-POST draft p95 {pct(values[3], 95):.1f} ms ({pct(values[3], 95) / max(draft95, 1e-9):.1f}x the JSON save)")  # fmt: skip
-    print(f"wall time: shipped phase {wall1:.1f}s, alternative phase {wall2:.1f}s; errors: {len(err1) + len(err2)}"
-          + (f" (first: {(err1 + err2)[0]})" if err1 + err2 else ""))  # fmt: skip
+    if unprepared:
+        print(f"comparison: without prepared statements item page p95 {pct(values[4], 95):.1f} ms "
+              f"({pct(values[4], 95) / max(item95, 1e-9):.1f}x), draft save p95 {pct(values[5], 95):.1f} ms "
+              f"({pct(values[5], 95) / max(draft95, 1e-9):.1f}x)")  # fmt: skip
+    errors = err1 + err2 + err3
+    print(f"wall time: shipped phase {wall1:.1f}s, alternative phase {wall2:.1f}s; errors: {len(errors)}"
+          + (f" (first: {errors[0]})" if errors else ""))  # fmt: skip
 
 
 if __name__ == "__main__":

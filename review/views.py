@@ -52,6 +52,8 @@ from review.services import (
 )
 
 MAX_DRAFT_BYTES = 200_000
+# Far below the column's 2**31 - 1, so that the form save's and the submit's "stored + 1" always fit.
+MAX_REVISION = 1_000_000_000
 
 
 @lru_cache(maxsize=1)
@@ -64,17 +66,26 @@ def _shared_markdown_partial() -> bool:
     return True
 
 
-def _my_assignment(request: HttpRequest, code: str) -> Assignment:
-    assignment = (
-        Assignment.objects.select_related("campaign__rubric", "item__artifact__research_run", "item__run__agent")
-        .filter(
-            code=code,
-            reviewer=request.user,
-            status__in=Assignment.LIVE,
-            campaign__status__in=[Campaign.Status.OPEN, Campaign.Status.CLOSED],
+def _my_assignment(request: HttpRequest, code: str, *, page: bool = True) -> Assignment:
+    """The request user's live assignment `code` (404 otherwise). `page=False` (the autosave) loads
+    only the assignment, its campaign and rubric and the item's keys: not the paper, its stored render
+    nor the run, which the save never reads (half the cost of the request at 100 reviewers)."""
+    if page:
+        related = Assignment.objects.select_related(
+            "campaign__rubric", "item__artifact__research_run", "item__run__agent"
         )
-        .first()
-    )
+    else:
+        related = Assignment.objects.select_related("campaign__rubric", "item").defer(
+            *(f"item__{f}" for f in ("tags", "rendered_html", "rendered_figures", "rendered_key", "blinding_changes")),
+            "campaign__import_faults",
+            "campaign__blind_names",
+        )
+    assignment = related.filter(
+        code=code,
+        reviewer=request.user,
+        status__in=Assignment.LIVE,
+        campaign__status__in=[Campaign.Status.OPEN, Campaign.Status.CLOSED],
+    ).first()
     if assignment is None:
         raise Http404("No such assignment.")
     if is_researcher(request.user):  # a role added after the assignment was made (review.eligibility)
@@ -284,7 +295,7 @@ def _save_draft_form(request: HttpRequest, assignment: Assignment, review: Revie
 @role_required(REVIEWER)
 def draft(request: HttpRequest, code: str) -> JsonResponse:
     """Autosave: {revision, scores: {key: {score, justification}}, confidence} -> {revision} or an error."""
-    assignment = _my_assignment(request, code)
+    assignment = _my_assignment(request, code, page=False)
     if assignment.campaign.status != Campaign.Status.OPEN:
         return JsonResponse({"error": "locked", "detail": CLOSED_MESSAGE, "closed": True}, status=409)
     if len(request.body) > MAX_DRAFT_BYTES:
@@ -294,8 +305,8 @@ def draft(request: HttpRequest, code: str) -> JsonResponse:
         if not isinstance(payload, dict):
             raise ValueError("expected a JSON object")
         revision = payload.get("revision")
-        if not isinstance(revision, int) or isinstance(revision, bool) or revision < 1:
-            raise ValueError("revision: expected a positive integer")
+        if not isinstance(revision, int) or isinstance(revision, bool) or not 1 <= revision <= MAX_REVISION:
+            raise ValueError(f"revision: expected an integer from 1 to {MAX_REVISION}")
         data = draft_to_form_data(payload)
         tags = None
         if assignment.item.run_id:

@@ -70,6 +70,19 @@ def test_it_rejects_a_draft_without_a_revision(client_for, reviewer, assignment)
     assert r.status_code == 400 and "revision" in r.json()["error"]
 
 
+@pytest.mark.parametrize("revision", [2**31, 10**12, 1_000_000_001, 0, -3, True, 2.5, "7"])
+def test_it_refuses_a_revision_out_of_range_with_a_400_not_a_crash(client_for, reviewer, assignment, revision) -> None:
+    """A revision past the column's range reached the UPDATE and answered 500 (integer out of range)."""
+    c = client_for(reviewer)
+    r = _draft(c, assignment, revision, scores={"clarity": {"score": 6, "justification": "kept"}})
+    assert r.status_code == 400 and "revision" in r.json()["error"]
+    assert not Review.objects.exists()
+    # The largest accepted revision is stored, and the submit's "stored + 1" still fits.
+    assert _draft(c, assignment, 1_000_000_000).status_code == 200
+    assert c.post(reverse("review:submit", args=[assignment.code]), full_review_post()).status_code == 302
+    assert Review.objects.get().revision == 1_000_000_001
+
+
 def test_it_refuses_to_submit_an_incomplete_review_and_keeps_the_input(client_for, reviewer, assignment) -> None:
     data = full_review_post()
     data.pop("score_soundness")
