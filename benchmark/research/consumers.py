@@ -23,6 +23,8 @@ def _snapshot(user, code) -> str | None:  # type: ignore[no-untyped-def]
 class ResearchStreamConsumer(AccessGuard):
     """Closed with 4403 when the user loses access (accounts.consumers.AccessGuard)."""
 
+    relay_types = frozenset({"research.update"})
+
     async def connect(self) -> None:
         user = self.scope.get("user")
         self.code = self.scope["url_route"]["kwargs"]["code"]

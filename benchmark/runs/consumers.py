@@ -28,6 +28,7 @@ BATCH = 200
 
 class RunStreamConsumer(AccessGuard):
     last_sent: int | None = None  # nothing is relayed until the client says where it stands
+    relay_types = frozenset({"run.step", "run.status"})
 
     async def connect(self) -> None:
         user = self.scope.get("user")
