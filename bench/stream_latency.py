@@ -195,19 +195,32 @@ def fanout(
     for n in range(steps):
         for slot, run in enumerate(live):
             content = contents[(n * runs + slot) % len(contents)]
-            started[slot][run.step_count + 1] = now_ns()
+            begun = now_ns()
+            started[slot][run.step_count + 1] = begun
             step = step_append(run=run, **content, publish=not legacy)
             if legacy:
                 legacy_publish(run, step)
+            APPENDS.append((now_ns() - begun) / 1e9)
         for slot, run in enumerate(live):
             clients.wait_for(slot, run.step_count)  # one step per run in flight at a time
         time.sleep(0.005)
     values, lost = [], 0
+    first: dict[tuple[int, int], int] = {}
     for slot, got in clients.close():
         times = started[slot]
         values += [(got[i] - times[i]) / 1e9 for i in times if i in got]
         lost += sum(1 for i in times if i not in got)
+        for i in times:
+            if i in got:
+                first[(slot, i)] = min(first.get((slot, i), got[i]), got[i])
+    FIRSTS.extend((stamp - started[slot][i]) / 1e9 for (slot, i), stamp in first.items())
     return values, lost
+
+
+# Diagnostics of the last fanout() calls: how long each append (commit + publish) took, and each
+# step's latency to its first viewer (what fan-out adds is the rest, up to the last viewer).
+APPENDS: list[float] = []
+FIRSTS: list[float] = []
 
 
 def fanout_report(
@@ -222,7 +235,7 @@ def fanout_report(
     viewer_procs: int,
 ) -> None:
     scenarios = [
-        ("200 viewers on 1 run", 1, 200, "p99 <= 100 ms"),
+        ("200 viewers on 1 run", 1, 200, "p99 <= 100 ms, this bench's own: DESIGN.md sets none"),
         ("500 viewers over 20 runs", 20, 25, "p99 <= 150 ms"),
     ]
     variants = [
@@ -231,6 +244,7 @@ def fanout_report(
     ]
     servers = {label: Daphnes(env, app, count=web_procs) for label, app, _ in variants}
     results: dict[tuple[str, str], tuple[list[float], int]] = {}
+    diagnostics: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
     try:
         for _ in range(rounds):
             for name, runs, per_run, _goal in scenarios:
@@ -242,6 +256,11 @@ def fanout_report(
                     )  # fmt: skip
                     kept, missing = results.get((name, label), ([], 0))
                     results[(name, label)] = (kept + values, missing + lost)
+                    diagnostics.setdefault((name, label), ([], []))
+                    diagnostics[(name, label)][0].extend(APPENDS)
+                    diagnostics[(name, label)][1].extend(FIRSTS)
+                    APPENDS.clear()
+                    FIRSTS.clear()
     finally:
         for server in servers.values():
             server.stop()
@@ -257,6 +276,13 @@ def fanout_report(
                 f"    {label:<24} p50 {ms(percentile(values, 50)):>10}  p99 {ms(percentile(values, 99)):>10}"
                 f"  max {ms(max(values)):>10}  ({len(values)} deliveries, {lost} missing)"
             )
+            appends, firsts = diagnostics.get((name, label), ([], []))
+            if appends and firsts:
+                print(
+                    f"    {'':<24} of which: append (commit + publish) p50 {ms(percentile(appends, 50))}"
+                    f" p99 {ms(percentile(appends, 99))}; first viewer of each step p50"
+                    f" {ms(percentile(firsts, 50))} p99 {ms(percentile(firsts, 99))}"
+                )
 
 
 def append_cost(*, owner, contents: list[dict[str, str]], long: int, sample: int = 50) -> dict[str, float]:
@@ -389,10 +415,13 @@ def main() -> None:
                 port=port, owner=owner, cookie=cookie, viewers=count, steps=args.steps, contents=contents,
                 viewer_procs=args.viewer_procs,
             )  # fmt: skip
+            p50, p99 = percentile(values, 50), percentile(values, 99)
+            # DESIGN.md: p50 <= 10 ms and p99 <= 50 ms with 50 viewers on one run (fewer: the same bound).
+            verdict = "meets" if p50 <= 0.010 and p99 <= 0.050 and not lost else "MISSES"
             print(
-                f"  {count:>3} viewer(s): p50 {ms(percentile(values, 50))}  p99 {ms(percentile(values, 99))}"
+                f"  {count:>3} viewer(s): p50 {ms(p50)}  p99 {ms(p99)}"
                 f"  max {ms(max(values))}  ({len(values)} deliveries, {lost} missing)"
-                "   target p50 <= 20 ms, p99 <= 100 ms"
+                f"   target p50 <= 10 ms, p99 <= 50 ms: {verdict}"
             )
         print()
         print("== harness overhead per agent step (wall time minus command time; no model), real sandbox")
