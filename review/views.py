@@ -177,8 +177,8 @@ def _render_item(
         posted = request.method == "POST"
         try:
             tags = _posted_tags(request, assignment) if posted else (review.step_tags if review else [])
-        except ValueError:
-            tags = []
+        except ValueError:  # shown again as posted, with the error above the form
+            tags = trajectory.step_tags_as_posted(request.POST)
         trajectory_view = trajectory.trajectory_context(assignment.item, tags)
         paper_html = ""
     else:
