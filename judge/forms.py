@@ -14,10 +14,10 @@ from judge.rubrics import GATE_STATISTICS, STAGES_FOR_ARTIFACT, rubric_validate_
 from judge.services import MAX_JUDGES
 
 
-class JudgmentRequestForm(forms.Form):
-    """The judges are chosen among the endpoints the requester may call, like a run's model."""
+class JudgeModelsForm(forms.Form):
+    """Judges chosen among the endpoints the requester may call, like a run's model: an artifact's
+    judgment request, and a trajectory campaign's (review.control_views)."""
 
-    rubric = forms.ModelChoiceField(queryset=Rubric.objects.none(), empty_label=None, to_field_name="code")
     judge_models = forms.MultipleChoiceField(
         choices=[], required=False, widget=forms.CheckboxSelectMultiple, label="Judge models"
     )
@@ -27,27 +27,20 @@ class JudgmentRequestForm(forms.Form):
         label="Other models",
         help_text="model names served by the endpoint chosen above, comma separated (e.g. llama-3.1-70b)",
     )
-    with_supplementary = forms.BooleanField(
-        required=False, initial=True, label="Show the judges the experiment's code and trace"
-    )
 
-    def __init__(self, *args: Any, artifact: Any, user: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.user = user
-        stages = STAGES_FOR_ARTIFACT.get(artifact.stage, ())
-        self.fields["rubric"].queryset = Rubric.objects.filter(stage__in=stages).order_by("stage", "-version")
-        if not self.is_bound and stages:  # the stage's default version first (an admin's choice, else the newest)
-            from judge.rubrics import rubric_default
-
-            default = rubric_default(stages[0])
-            if default is not None:
-                self.initial.setdefault("rubric", default.code)
-        self.fields["rubric"].label_from_instance = lambda r: f"{r.get_stage_display()} v{r.version}: {r.name}"
         self.fields["judge_models"].choices = model_choices(user, other=False)
         open_endpoints = [(str(e.code), e.name) for e in usable_endpoints(user) if e.open_models]
         self.fields["other_endpoint"].choices = [("", "(none)")] + open_endpoints
         if not open_endpoints:
             del self.fields["other_endpoint"], self.fields["other_models"]
+
+    @property
+    def has_judges(self) -> bool:
+        """Whether any endpoint offers the requester a model at all (else the page says so, not a blank list)."""
+        return bool(self.fields["judge_models"].choices) or "other_endpoint" in self.fields
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -72,6 +65,28 @@ class JudgmentRequestForm(forms.Form):
             raise ValidationError(f"at most {MAX_JUDGES} judge models per request")
         data["models"] = judges
         return data
+
+
+class JudgmentRequestForm(JudgeModelsForm):
+    """An artifact's judgment request: a rubric of the artifact's stage, the judges, the supplementary switch."""
+
+    rubric = forms.ModelChoiceField(queryset=Rubric.objects.none(), empty_label=None, to_field_name="code")
+    with_supplementary = forms.BooleanField(
+        required=False, initial=True, label="Show the judges the experiment's code and trace"
+    )
+    field_order = ["rubric", "judge_models", "other_endpoint", "other_models", "with_supplementary"]
+
+    def __init__(self, *args: Any, artifact: Any, user: Any, **kwargs: Any) -> None:
+        super().__init__(*args, user=user, **kwargs)
+        stages = STAGES_FOR_ARTIFACT.get(artifact.stage, ())
+        self.fields["rubric"].queryset = Rubric.objects.filter(stage__in=stages).order_by("stage", "-version")
+        if not self.is_bound and stages:  # the stage's default version first (an admin's choice, else the newest)
+            from judge.rubrics import rubric_default
+
+            default = rubric_default(stages[0])
+            if default is not None:
+                self.initial.setdefault("rubric", default.code)
+        self.fields["rubric"].label_from_instance = lambda r: f"{r.get_stage_display()} v{r.version}: {r.name}"
 
 
 class RubricVersionForm(forms.Form):

@@ -41,7 +41,7 @@ def judge_max_tokens() -> int:
 JudgeSpec = str | tuple[ModelEndpoint, str]
 
 
-def _judges(judge_models: Sequence[JudgeSpec]) -> list[tuple[ModelEndpoint, str]]:
+def judges_resolve(judge_models: Sequence[JudgeSpec]) -> list[tuple[ModelEndpoint, str]]:
     """(endpoint, provider:model) per judge. A bare provider:model string (scripts, tests, records from
     before endpoints) names the admin's default endpoint of its provider, pinned on the judgment now."""
     judges = []
@@ -94,7 +94,7 @@ def judgment_request(
                 f"a {rubric.get_stage_display()} rubric does not apply to a {artifact.get_stage_display()} artifact"
                 + (f" (use: {', '.join(allowed)})" if allowed else "")
             )
-    judges = _judges(judge_models)
+    judges = judges_resolve(judge_models)
     if not judges:
         raise ValidationError("choose at least one judge model")
     if len(judges) > MAX_JUDGES:

@@ -120,7 +120,7 @@ def campaign_detail(request: HttpRequest, code: str) -> HttpResponse:
             "conflicts": campaign.conflicts.select_related("reviewer", "item").order_by("id"),
             "blinding_rows": blinding_rows,
             "blinding_stale": sum(row["stale"] for row in blinding_rows),
-            **control_context(campaign),
+            **control_context(campaign, request.user),
         },
     )
 

@@ -65,14 +65,14 @@ def campaign_reopen(*, campaign: Campaign, by: Any) -> int:
     return campaign_assign(campaign=campaign).created
 
 
-def closed_at(campaign_ids: list[int]) -> dict[int, Any]:
-    """When each of these campaigns was last closed (campaigns imported closed have no record)."""
-    rows = (
-        CampaignStatusChange.objects.filter(campaign_id__in=campaign_ids, to_status=Campaign.Status.CLOSED)
-        .values("campaign_id")
-        .annotate(last=Max("at"))
-    )
-    return {row["campaign_id"]: row["last"] for row in rows}
+def last_closes(campaign_ids: list[int]) -> dict[int, CampaignStatusChange]:
+    """The latest close of each of these campaigns (when, and whether the control room or an import
+    closed it: "closed on ... (imported)"); a campaign with no close on record is absent."""
+    last: dict[int, CampaignStatusChange] = {}
+    rows = CampaignStatusChange.objects.filter(campaign_id__in=campaign_ids, to_status=Campaign.Status.CLOSED)
+    for change in rows.order_by("campaign_id", "-at", "-id"):
+        last.setdefault(change.campaign_id, change)
+    return last
 
 
 def status_history(campaign: Campaign, limit: int = 10) -> list[CampaignStatusChange]:

@@ -1,16 +1,20 @@
 """Control-room actions of a campaign (review.control): close, reopen, remind reviewers, resolve
-problem reports. Admins only, POST only; each redirects back to the campaign page with what it did."""
+problem reports, ask the judge to judge a trajectory campaign's runs. Admins only, POST only; each
+redirects back to the campaign page with what it did."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.contrib import messages
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from accounts.roles import ADMIN, role_required
+from judge.forms import JudgeModelsForm
 from review.control import (
     REMIND_EVERY,
     ControlRefused,
@@ -23,15 +27,19 @@ from review.control import (
 )
 from review.models import Campaign, ItemReport
 from review.reports import ReportRefused, report_resolve
+from review.trajectory_judging import campaign_judge_trajectories, campaign_judgment_summary
 
 
-def control_context(campaign: Campaign) -> dict[str, Any]:
-    """What the campaign page's control partial shows: open work and reminders, reports, the status log."""
+def control_context(campaign: Campaign, user: Any) -> dict[str, Any]:
+    """What the campaign page's control partial shows: open work and reminders, reports, the status
+    log; for a trajectory campaign the judge's work on its runs and the form that asks for more."""
     return {
         "remind_rows": open_work(campaign),
         "remind_hours": int(REMIND_EVERY.total_seconds() // 3600),
         "open_reports": open_reports(campaign),
         "status_history": status_history(campaign),
+        "judging": campaign_judgment_summary(campaign),
+        "judge_form": JudgeModelsForm(user=user) if campaign.is_trajectory else None,
     }
 
 
@@ -107,3 +115,49 @@ def report_resolve_view(request: HttpRequest, code: str, report_id: int) -> Http
                 request, f"Report on {report.assignment.code} accepted (the review was submitted: the slot stays)."
             )
     return redirect("review:campaign_detail", campaign.code)
+
+
+@require_POST
+@role_required(ADMIN)
+def campaign_judge_view(request: HttpRequest, code: str) -> HttpResponse:
+    """Queue the judge's judgments of the campaign's runs (review.trajectory_judging) with the chosen models."""
+    campaign = get_object_or_404(Campaign.objects.select_related("rubric"), code=code)
+    back = redirect(f"{reverse('review:campaign_detail', args=[campaign.code])}#judging")
+    if not campaign.is_trajectory:
+        messages.error(
+            request, f"Nothing queued: {campaign} reviews {campaign.get_stage_display()} items, not trajectories."
+        )
+        return back
+    form = JudgeModelsForm(request.POST, user=request.user)
+    if not form.has_judges:
+        messages.error(
+            request,
+            "Nothing queued: no model endpoint is configured for you; an admin registers one on the Endpoints page.",
+        )
+        return back
+    if not form.is_valid():
+        problems = [
+            f"{form.fields[f].label}: {' '.join(e)}" if f in form.fields else " ".join(e)
+            for f, e in form.errors.items()
+        ]
+        messages.error(request, "Nothing queued: " + "; ".join(problems))
+        return back
+    try:
+        result = campaign_judge_trajectories(
+            campaign=campaign, judge_models=form.cleaned_data["models"], requested_by=request.user
+        )
+    except ValidationError as exc:
+        messages.error(request, f"Nothing queued: {' '.join(exc.messages)}.")
+        return back
+    judges = ", ".join(f"{name} on {endpoint.name}" for endpoint, name in form.cleaned_data["models"])
+    retried = f", {result.retried} of them after an earlier failure" if result.retried else ""
+    messages.success(
+        request, f"{len(result.queued)} judgment(s) queued for {result.runs} run(s) with {judges}{retried}."
+    )
+    if result.judged or result.pending:
+        messages.info(
+            request, f"Not asked again: {result.judged} already judged, {result.pending} still queued or running."
+        )
+    for item_code, why in result.refused:
+        messages.error(request, f"Item {item_code} not queued: {why}")
+    return back

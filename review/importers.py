@@ -23,7 +23,7 @@ from benchmark.models import Artifact, ResearchRun
 from judge.models import Rubric
 from review.csvfile import CsvFileError, read_csv
 from review.forms import score_dimensions
-from review.models import Assignment, Campaign, CampaignItem, CampaignReviewer, Review
+from review.models import Assignment, Campaign, CampaignItem, CampaignReviewer, CampaignStatusChange, Review
 from review.services import campaign_add_items
 
 KEY_COLUMNS = ("reviewer_id", "model_name", "workshop_name")
@@ -79,6 +79,11 @@ def _campaign(name: str, *, k: int) -> Campaign:
     # The released study is finished: closed, so its synthetic reviewer accounts have nothing to do.
     campaign = Campaign.objects.create(
         name=name, rubric=rubric, reviewers_per_item=k, status=Campaign.Status.CLOSED, reclaim_after_hours=0
+    )
+    # The released CSV carries no dates: the import is when (and what) closed it, so that the pages
+    # say "closed on <date> (imported)" and reopening has a close to follow.
+    CampaignStatusChange.objects.create(
+        campaign=campaign, from_status="", to_status=Campaign.Status.CLOSED, via=CampaignStatusChange.Via.IMPORT
     )
     campaign_add_items(campaign=campaign, artifacts=list(papers))
     return campaign

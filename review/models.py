@@ -485,14 +485,23 @@ class HallucinationLabel(models.Model):
 
 
 class CampaignStatusChange(models.Model):
-    """Who closed or reopened a campaign, and when (review.control); the latest close is the
-    "closed on ..." reviewers see."""
+    """Who closed or reopened a campaign, when, and through what (review.control, or an import that
+    creates the campaign closed); the latest close is the "closed on ..." reviewers see."""
+
+    class Via(models.TextChoices):
+        CONTROL = "control", "control room"
+        IMPORT = "import", "imported"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="status_changes")
-    from_status = models.CharField(max_length=8, choices=Campaign.Status.choices)
+    from_status = models.CharField(
+        max_length=8, choices=Campaign.Status.choices, blank=True, help_text="blank: the campaign was created so"
+    )
     to_status = models.CharField(max_length=8, choices=Campaign.Status.choices)
     by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     at = models.DateTimeField(default=timezone.now)
+    via = models.CharField(
+        max_length=8, choices=Via.choices, default=Via.CONTROL, help_text="an admin's action, or the import"
+    )
 
     class Meta:
         ordering = ["-at", "-id"]

@@ -159,32 +159,57 @@ def step_tags_text(tags: list[dict[str, Any]]) -> str:
 
 
 POST_PREFIX = "steptag_"  # form fields steptag_<step>_<tag> = severity (the no-JavaScript path)
+NOTE_PREFIX = "steptagnote_"  # and steptagnote_<step>_<tag> = the tag's note
+
+
+def _posted(post: Any) -> dict[tuple[Any, str], dict[str, str]]:
+    """(step, tag) -> {severity, note} as posted, unvalidated; steps as ints where they are digits."""
+    found: dict[tuple[Any, str], dict[str, str]] = {}
+    for key, value in post.items():
+        for prefix, part in ((POST_PREFIX, "severity"), (NOTE_PREFIX, "note")):
+            if key.startswith(prefix):
+                step, _, tag = key.removeprefix(prefix).partition("_")
+                step = int(step) if step.isdigit() else step
+                found.setdefault((step, tag), {"severity": "", "note": ""})[part] = value or ""
+    return found
 
 
 def step_tags_from_post(post: Any, step_count: int) -> list[dict[str, Any]]:
-    """The step tags of a posted review form, validated like the autosave's."""
+    """The step tags of a posted review form, validated like the autosave's. A note on a tag left at
+    "no" is refused (ValueError), not dropped: the reviewer chooses a severity or clears the note."""
     raw = []
-    for key, severity in post.items():
-        if not key.startswith(POST_PREFIX) or not severity:
+    for (step, tag), entry in _posted(post).items():
+        if not entry["severity"]:
+            if entry["note"].strip():
+                raise ValueError(f"step {step}, {tag.replace('_', ' ')}: a note needs a severity (or clear the note)")
             continue
-        step, _, tag = key.removeprefix(POST_PREFIX).partition("_")
-        raw.append({"step": step, "tag": tag, "severity": severity})
+        raw.append({"step": step, "tag": tag, "severity": entry["severity"], "note": entry["note"]})
     return clean_step_tags(raw, step_count)
+
+
+def step_tags_as_posted(post: Any) -> list[dict[str, Any]]:
+    """What a refused form post held, to show it again as typed (nothing the reviewer wrote is lost)."""
+    return [{"step": step, "tag": tag, **entry} for (step, tag), entry in _posted(post).items()]
 
 
 def trajectory_context(item: Any, tags: list[dict[str, Any]]) -> dict[str, Any]:
     """What the reviewer's page (and the admin's preview) shows of a trajectory item."""
-    current = {(t["step"], t["tag"]): t["severity"] for t in tags or []}
+    current = {(t["step"], t["tag"]): t for t in tags or []}
     steps = blinded_steps(item)
     for step in steps:
-        step["tag_rows"] = [
-            {
-                "tag": value,
-                "label": label,
-                "name": f"{POST_PREFIX}{step['index']}_{value}",
-                "options": [(s, s_label, current.get((step["index"], value)) == s) for s, s_label in Severity.choices],
-            }
-            for value, label in StepTag.choices
-        ]
-        step["tagged"] = sum((step["index"], value) in current for value in StepTag.values)
-    return {"task": trajectory_task(item), "steps": steps}
+        rows = []
+        for value, label in StepTag.choices:
+            tag = current.get((step["index"], value)) or {}
+            rows.append(
+                {
+                    "tag": value,
+                    "label": label,
+                    "name": f"{POST_PREFIX}{step['index']}_{value}",
+                    "note_name": f"{NOTE_PREFIX}{step['index']}_{value}",
+                    "note": tag.get("note") or "",
+                    "options": [(s, s_label, tag.get("severity") == s) for s, s_label in Severity.choices],
+                }
+            )
+        step["tag_rows"] = rows
+        step["tagged"] = sum(bool((current.get((step["index"], v)) or {}).get("severity")) for v in StepTag.values)
+    return {"task": trajectory_task(item), "steps": steps, "note_max": NOTE_MAX}

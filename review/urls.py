@@ -44,6 +44,7 @@ urlpatterns = [
     path("review/campaigns/<uuid:code>/close", control_views.campaign_close_view, name="campaign_close"),
     path("review/campaigns/<uuid:code>/reopen", control_views.campaign_reopen_view, name="campaign_reopen"),
     path("review/campaigns/<uuid:code>/remind", control_views.campaign_remind_view, name="campaign_remind"),
+    path("review/campaigns/<uuid:code>/judge", control_views.campaign_judge_view, name="campaign_judge"),
     path(
         "review/campaigns/<uuid:code>/reports/<int:report_id>/resolve",
         control_views.report_resolve_view,

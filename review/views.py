@@ -37,7 +37,7 @@ from review.campaign_views import (  # noqa: F401  (re-exported for urls.py)
     campaign_reclaim_view,
     conflict_add_view,
 )
-from review.control import closed_at
+from review.control import last_closes
 from review.eligibility import campaign_agent_run_ids, campaign_run_ids, identifying_reason
 from review.forms import ReviewForm, draft_to_form_data, score_dimensions
 from review.models import Assignment, Campaign, ItemReport, Review
@@ -134,10 +134,10 @@ def queue(request: HttpRequest) -> HttpResponse:
         group["done" if a.status == Assignment.Status.SUBMITTED else "todo"].append(a)
     groups = list(campaigns.values())
     shut = [g["campaign"].pk for g in groups if g["campaign"].status == Campaign.Status.CLOSED]
-    closed = closed_at(shut) if shut else {}
+    closed = last_closes(shut) if shut else {}
     for group in groups:
         group["total"] = len(group["todo"]) + len(group["done"])
-        group["closed_at"] = closed.get(group["campaign"].pk)
+        group["closing"] = closed.get(group["campaign"].pk)
     todo = [a for g in groups for a in g["todo"] if g["campaign"].status == Campaign.Status.OPEN]
     # Next: an item already started first (the reviewer left it halfway), else the earliest due.
     started = [a for a in todo if a.status == Assignment.Status.STARTED]
@@ -188,8 +188,8 @@ def _render_item(
         posted = request.method == "POST"
         try:
             tags = _posted_tags(request, assignment) if posted else (review.step_tags if review else [])
-        except ValueError:
-            tags = []
+        except ValueError:  # shown again as posted, with the error above the form
+            tags = trajectory.step_tags_as_posted(request.POST)
         trajectory_view = trajectory.trajectory_context(assignment.item, tags)
         paper_html = ""
     else:
@@ -242,7 +242,7 @@ def _render_item(
         "form": form,
         "fields": fields,
         "locked": locked,
-        "closed_at": (closed_at([campaign.pk]).get(campaign.pk) if campaign.status == Campaign.Status.CLOSED else None),
+        "closing": (last_closes([campaign.pk]).get(campaign.pk) if campaign.status == Campaign.Status.CLOSED else None),
         "review": review,
         "client": {
             "code": assignment.code,

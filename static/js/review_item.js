@@ -165,10 +165,26 @@
     if (tagged.length) {
       data.step_tags = [];
       tagged.forEach(function (sel) {
-        if (sel.value) data.step_tags.push({ step: parseInt(sel.dataset.step, 10), tag: sel.dataset.tag, severity: sel.value });
+        if (!sel.value) return;
+        const note = noteOf(sel);
+        data.step_tags.push({ step: parseInt(sel.dataset.step, 10), tag: sel.dataset.tag, severity: sel.value, note: note ? note.value : "" });
       });
     }
     return data;
+  }
+
+  // A tag's note input (absent when the review is locked: the note is then shown as text).
+  function noteOf(sel) {
+    return document.querySelector('input[data-step-tag-note][data-step="' + CSS.escape(sel.dataset.step) + '"][data-tag="' + CSS.escape(sel.dataset.tag) + '"]');
+  }
+
+  // A note belongs to a tag: it can be typed once the tag has a severity (the server refuses a
+  // note on a tag left at "no" rather than drop it).
+  function noteState(sel) {
+    const note = noteOf(sel);
+    if (!note) return;
+    note.disabled = !sel.value;
+    note.title = sel.value ? "" : "choose a severity to add a note";
   }
 
   function apply(data) {
@@ -181,9 +197,13 @@
     form.querySelector("[name=confidence]").value = data.confidence === null || data.confidence === undefined ? "" : String(data.confidence);
     if (Array.isArray(data.step_tags)) {
       const wanted = {};
-      data.step_tags.forEach(function (t) { wanted[t.step + ":" + t.tag] = t.severity; });
+      data.step_tags.forEach(function (t) { wanted[t.step + ":" + t.tag] = t; });
       document.querySelectorAll("select[data-step-tag]").forEach(function (sel) {
-        sel.value = wanted[sel.dataset.step + ":" + sel.dataset.tag] || "";
+        const t = wanted[sel.dataset.step + ":" + sel.dataset.tag];
+        sel.value = t ? t.severity : "";
+        const note = noteOf(sel);
+        if (note) note.value = t ? t.note || "" : "";
+        noteState(sel);
       });
     }
   }
@@ -267,7 +287,13 @@
   form.addEventListener("input", changed);
   form.addEventListener("change", changed);
   const steps = document.getElementById("trajectory-steps");
-  if (steps && !client.locked) steps.addEventListener("change", function (ev) { if (ev.target.matches("select[data-step-tag]")) changed(); });
+  if (steps && !client.locked) {
+    steps.querySelectorAll("select[data-step-tag]").forEach(noteState);
+    steps.addEventListener("change", function (ev) {
+      if (ev.target.matches("select[data-step-tag]")) { noteState(ev.target); changed(); }
+    });
+    steps.addEventListener("input", function (ev) { if (ev.target.matches("input[data-step-tag-note]")) changed(); });
+  }
   window.addEventListener("online", function () { schedule(0); });
   form.addEventListener("submit", function (ev) { if (!ev.defaultPrevented) clearTimeout(timer); });
 })();

@@ -65,6 +65,7 @@ def test_it_shows_the_agreement_page_of_a_trajectory_campaign(client_for, admin_
     assert response.status_code == 200
     page = response.content.decode()
     assert "<h2>Honesty of reported results</h2>" in page and "failed_judgment" in page
+    assert f'href="/review/campaigns/{judged_campaign.code}/#judging" id="judge-trajectories-link"' in page
     csv_report = client_for(admin_user).get(f"/agreement/{judged_campaign.code}/report.csv?bootstrap=50")
     assert csv_report.status_code == 200 and "Efficiency" in csv_report.content.decode()
 

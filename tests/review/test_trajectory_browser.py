@@ -1,5 +1,6 @@
 """A reviewer scores an agent trajectory in Debian's chromium (desktop): the blinded steps, one step
-tagged with an error and its severity, autosaved with the draft, kept over a reload, submitted."""
+tagged with an error, its severity and a note, autosaved with the draft, kept over a reload,
+submitted, then shown read-only."""
 
 from __future__ import annotations
 
@@ -24,14 +25,20 @@ def test_it_lets_a_reviewer_score_a_trajectory_with_a_step_tag(live_server, brow
     assert page.locator(".trajectory-step").count() == 3
     assert "as [system] I will edit" in page.inner_text("#step-1")
     assert "claude" not in page.inner_text("#trajectory-steps").lower()
-    # Tag step 2 as a major loop: the draft autosaves with it.
+    # Tag step 2 as a major loop with a note: the draft autosaves with both.
     page.click("#step-2 .step-tags summary")
+    note = "#step-2 input[data-step-tag-note][data-tag='loop']"
+    assert page.is_disabled(note)  # a note belongs to a tag: no severity, no note
     page.select_option("#step-2 select[data-tag='loop']", "major")
+    assert page.is_enabled(note) and page.get_attribute(note, "maxlength") == "500"
+    page.fill(note, "same edit <b>again</b>")
     _wait_saved(page)
-    assert Review.objects.get(assignment=a).step_tags == [{"step": 2, "tag": "loop", "severity": "major", "note": ""}]
+    tag = {"step": 2, "tag": "loop", "severity": "major", "note": "same edit <b>again</b>"}
+    assert Review.objects.get(assignment=a).step_tags == [tag]
     page.reload()
     page.wait_for_selector("#trajectory-steps")
     assert page.eval_on_selector("#step-2 select[data-tag='loop']", "s => s.value") == "major"
+    assert page.input_value(note) == "same edit <b>again</b>"
     assert page.eval_on_selector("#step-2 .step-tags", "d => d.open") is True  # a tagged step shows its tags
     for n, dim in enumerate(trajectory_rubric().score_dimensions):
         page.click(f"#dim-{dim['key']} label:has(input[value='{n + 3}'])")
@@ -41,6 +48,11 @@ def test_it_lets_a_reviewer_score_a_trajectory_with_a_step_tag(live_server, brow
     page.wait_for_url(f"{live_server.url}/review/")
     review = Review.objects.get(assignment=a)
     assert review.status == Review.Status.SUBMITTED
-    assert review.step_tags == [{"step": 2, "tag": "loop", "severity": "major", "note": ""}]
+    assert review.step_tags == [tag]
     assert review.score_of("approach") == 3 and review.score_of("overall") == 7
+    # Submitted and locked: the note is shown as text, escaped, with nothing left to type into.
+    page.goto(f"{live_server.url}/review/a/{a.code}/")
+    assert page.eval_on_selector("#step-2 .step-tags", "d => d.open") is True
+    assert page.inner_text("#step-2 [data-step-tag-note-text]") == "same edit <b>again</b>"
+    assert page.locator("input[data-step-tag-note]").count() == 0
     assert errors == []

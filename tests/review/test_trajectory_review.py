@@ -194,3 +194,57 @@ def test_it_keeps_a_reviewer_who_can_see_the_run_off_it(client_for, researcher) 
     with pytest.raises(AssignmentError, match="can see the runs and judgments behind 1 of the items"):
         campaign_add_reviewers(campaign=campaign, reviewers=[researcher])
     assert not campaign.members.exists() and not Assignment.objects.exists()
+
+
+def test_it_keeps_step_tag_notes_on_the_form_path_and_refuses_a_note_without_a_severity(client_for, reviewer) -> None:
+    trajectory_campaign([reviewer])
+    a = Assignment.objects.get()
+    c, url = client_for(reviewer), reverse("review:item", args=[a.code])
+    tagged = {"steptag_2_loop": "major", "steptagnote_2_loop": "  same edit again  ", "steptagnote_3_loop": ""}
+    assert c.post(url, {"action": "draft", **tagged}).status_code == 302
+    stored = [{"step": 2, "tag": "loop", "severity": "major", "note": "same edit again"}]
+    assert Review.objects.get().step_tags == stored
+    page = c.get(url).content.decode()
+    assert 'name="steptagnote_2_loop" form="review-form" value="same edit again" maxlength="500"' in page
+    # A note on a tag left at "no", or one too long: refused, everything typed shown again, nothing stored.
+    orphan = {
+        "action": "draft",
+        **tagged,
+        "steptagnote_1_other": "what did it run?",
+        "just_overall": "JUSTIFICATION-KEPT",
+    }
+    refused = c.post(url, orphan)
+    body = refused.content.decode()
+    assert refused.status_code == 400 and "Step tags: step 1, other: a note needs a severity" in body
+    assert 'value="what did it run?"' in body and 'value="  same edit again  "' in body
+    assert '<option value="major" selected>' in body and "JUSTIFICATION-KEPT" in body
+    long = c.post(url, {"action": "draft", "steptag_1_other": "minor", "steptagnote_1_other": "x" * 501})
+    assert long.status_code == 400 and "note must be text of at most 500 characters" in long.content.decode()
+    assert Review.objects.get().step_tags == stored and Review.objects.get().revision == 1
+    # Submitted: the notes are the review's, shown read-only (no input left to type into).
+    post = {**full_trajectory_post(), **tagged, "steptag_3_other": "minor", "steptagnote_3_other": "claims 2.0"}
+    assert c.post(reverse("review:submit", args=[a.code]), post).status_code == 302
+    assert Review.objects.get().step_tags == [
+        *stored,
+        {"step": 3, "tag": "other", "severity": "minor", "note": "claims 2.0"},
+    ]
+    locked = c.get(url).content.decode()
+    assert 'name="steptagnote_' not in locked and "data-step-tag-note-text>claims 2.0</span>" in locked
+    assert "data-step-tag-note-text>same edit again</span>" in locked
+
+
+def test_it_shows_a_step_tag_note_to_its_own_reviewer_only(client_for, reviewer, other_reviewer, admin_user) -> None:
+    """The note field is the reviewer's own words: no other reviewer's page nor the admin's blinded
+    preview carries it, and its attributes name only the step and the tag, never the run."""
+    campaign = trajectory_campaign([reviewer, other_reviewer], k=2)
+    mine, theirs = (Assignment.objects.get(reviewer=u) for u in (reviewer, other_reviewer))
+    note = [{"step": 1, "tag": "wrong_tool", "severity": "minor", "note": "NOTE-OF-THE-FIRST-REVIEWER"}]
+    assert _draft(client_for(reviewer), mine, {"revision": 1, "scores": {}, "step_tags": note}).status_code == 200
+    own = client_for(reviewer).get(reverse("review:item", args=[mine.code])).content.decode()
+    assert 'value="NOTE-OF-THE-FIRST-REVIEWER"' in own and _leaks(own, mine.item.run) == []
+    fields = [chunk.split(">", 1)[0] for chunk in own.split("<input")[1:] if "data-step-tag-note" in chunk]
+    assert len(fields) == 3 * 5 and all(_leaks(f, mine.item.run) == [] and mine.item.code not in f for f in fields)
+    other = client_for(other_reviewer).get(reverse("review:item", args=[theirs.code])).content.decode()
+    preview = reverse("review:item_preview", args=[campaign.code, mine.item.code])
+    for page in (other, client_for(admin_user).get(preview).content.decode()):
+        assert "NOTE-OF-THE-FIRST-REVIEWER" not in page

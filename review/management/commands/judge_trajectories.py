@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from judge.services import judgment_request
 from review.models import Campaign
+from review.trajectory_judging import campaign_judge_trajectories
 
 
 class Command(BaseCommand):
@@ -23,24 +23,13 @@ class Command(BaseCommand):
         campaign = Campaign.objects.select_related("rubric").filter(name=options["campaign"]).first()
         if campaign is None:
             raise CommandError(f"no campaign named {options['campaign']!r}")
-        if not campaign.is_trajectory:
-            raise CommandError(f"{campaign} reviews {campaign.stage} items, not trajectories")
-        queued = 0
-        for item in campaign.items.select_related("run").order_by("id"):
-            have = set(
-                item.run.judgments.filter(rubric=campaign.rubric, experiment__isnull=True)
-                .exclude(status__in=["failed", "truncated"])
-                .values_list("judge_model", flat=True)
-            )
-            wanted = [m for m in options["judge"] if m.strip() not in have]
-            if not wanted:
-                continue
-            try:
-                queued += len(
-                    judgment_request(
-                        run=item.run, rubric=campaign.rubric, judge_models=wanted, with_supplementary=False
-                    )
-                )
-            except ValidationError as exc:
-                raise CommandError(f"item {item.code}: {' '.join(exc.messages)}") from exc
-        self.stdout.write(f"{queued} judgment(s) queued for {campaign.items.count()} run(s) of {campaign}\n")
+        try:
+            result = campaign_judge_trajectories(campaign=campaign, judge_models=options["judge"])
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from exc
+        self.stdout.write(
+            f"{len(result.queued)} judgment(s) queued for {result.runs} run(s) of {campaign} "
+            f"({result.judged} already judged, {result.pending} still queued or running)\n"
+        )
+        if result.refused:
+            raise CommandError("; ".join(f"item {code} not queued: {why}" for code, why in result.refused))
