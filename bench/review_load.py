@@ -20,8 +20,8 @@ are threads of this process with their own session; they also time each request 
 Reported, in one run: p50/p95/p99 server time of the item page and of the draft save, then the
 obvious alternatives measured the same way: the item page rendering the paper on every request
 (no render cache), saving a draft the no-JavaScript way (a full form POST), and on PostgreSQL the
-shipped paths again with prepared statements off (DATABASE_PREPARED_STATEMENTS=0, the servers
-restarted). Target: p95 <= 50 ms. The load average is printed with the figures (the machine may
+shipped paths again untuned: prepared statements off and CPython's default garbage collection
+(DATABASE_PREPARED_STATEMENTS=0 WEB_GC_THRESHOLD=0, the servers restarted). Target: p95 <= 50 ms. The load average is printed with the figures (the machine may
 be shared).
 """
 
@@ -129,12 +129,11 @@ def serve(port: int, threads: int, stats_dir: str) -> None:
     from concurrent.futures import ThreadPoolExecutor
     from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-    from django.core.wsgi import get_wsgi_application
     from django.db import connection
 
+    from config.wsgi import application as app  # the deployed entry point, with its GC settings
     from review import blinding
 
-    app = get_wsgi_application()
     lock = threading.Lock()
     log = open(Path(stats_dir) / f"server-{os.getpid()}.log", "a", buffering=1, encoding="utf-8")  # noqa: SIM115
     cache_off = Path(stats_dir) / "cache-off"
@@ -363,7 +362,7 @@ def main() -> None:
     parser.add_argument("--database-url", help="postgres://.../referee_bench...: dropped and created afresh")
     parser.add_argument(
         "--no-unprepared-phase", action="store_true",
-        help="PostgreSQL: skip the third phase (the shipped paths with DATABASE_PREPARED_STATEMENTS=0)",
+        help="PostgreSQL: skip the third phase (the shipped paths without prepared statements and GC tuning)",
     )  # fmt: skip
     parser.add_argument("--seed-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
@@ -443,7 +442,7 @@ def main() -> None:
         err3: list = []
         if unprepared_phase:
             stop_servers(servers)
-            servers = start_servers({"DATABASE_PREPARED_STATEMENTS": "0"})
+            servers = start_servers({"DATABASE_PREPARED_STATEMENTS": "0", "WEB_GC_THRESHOLD": "0"})
             run_phase(port, reviewers[: 2 * args.server_procs], 1, 0.0, False, revisions, stats_dir)
             unprepared, err3, _ = run_phase(port, reviewers, args.saves, args.think, False, revisions, stats_dir)
         load_after = os.getloadavg()
@@ -467,8 +466,8 @@ def main() -> None:
     ]
     if unprepared:
         rows += [
-            ("item page, no prepared statements", unprepared, "item_page"),
-            ("draft save, no prepared statements", unprepared, "draft_json"),
+            ("item page, untuned (no prep. st., GC)", unprepared, "item_page"),
+            ("draft save, untuned (no prep. st., GC)", unprepared, "draft_json"),
         ]
     for label, stats, kind in rows:
         if stats["timings"].get(kind):
@@ -485,7 +484,7 @@ def main() -> None:
           f"({pct(values[2], 95) / max(item95, 1e-9):.1f}x the cached page); "
           f"form-POST draft p95 {pct(values[3], 95):.1f} ms ({pct(values[3], 95) / max(draft95, 1e-9):.1f}x the JSON save)")  # fmt: skip
     if unprepared:
-        print(f"comparison: without prepared statements item page p95 {pct(values[4], 95):.1f} ms "
+        print(f"comparison: without prepared statements and GC tuning item page p95 {pct(values[4], 95):.1f} ms "
               f"({pct(values[4], 95) / max(item95, 1e-9):.1f}x), draft save p95 {pct(values[5], 95):.1f} ms "
               f"({pct(values[5], 95) / max(draft95, 1e-9):.1f}x)")  # fmt: skip
     errors = err1 + err2 + err3

@@ -19,3 +19,7 @@ application = ProtocolTypeRouter(
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
+
+from config.gc_tuning import tune  # noqa: E402
+
+tune()

@@ -180,6 +180,8 @@ if RUN_HEARTBEAT_TTL < 3 * RUN_HEARTBEAT_EVERY:
     raise ImproperlyConfigured("RUN_HEARTBEAT_TTL must be at least 3 x RUN_HEARTBEAT_EVERY (a beat may be late)")
 # ASGI server processes that `make up` starts on its one port (they share the channel layer).
 WEB_PROCESSES = env_int("WEB_PROCESSES", os.cpu_count() or 1, minimum=1, maximum=64)
+# Allocations between two gen-0 collections in the web processes (config.gc_tuning); 0: CPython's 700.
+WEB_GC_THRESHOLD = env_int("WEB_GC_THRESHOLD", 20_000, minimum=0, maximum=10_000_000)
 
 # Caches live in each web process. "agreement" holds agreement analyses and rendered reports,
 # keyed by a fingerprint of the campaign's state (review/agreement/cache.py), so an entry is

@@ -13,7 +13,9 @@ import logging
 import random
 import time
 from collections import defaultdict
+from contextlib import nullcontext
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, OperationalError, transaction
@@ -417,6 +419,7 @@ def campaign_progress(*, campaign: Campaign) -> dict[str, Any]:
 
 
 CLOSED_MESSAGE = "the campaign is closed: nothing more can be saved"
+ACTIVITY_GRANULARITY = timedelta(minutes=1)
 
 
 def _writable(assignment: Assignment) -> None:
@@ -446,7 +449,14 @@ def review_save_draft(
     _writable(assignment)
     now = timezone.now()
     extra = {} if step_tags is None else {"step_tags": step_tags}
-    with transaction.atomic():
+    # The assignment's activity is what reclaims and reminders measure, in hours: an autosave every
+    # few seconds touches it at most once a minute, so most saves are one UPDATE and no transaction.
+    touch = (
+        assignment.status != Assignment.Status.STARTED
+        or assignment.last_activity is None
+        or now - assignment.last_activity >= ACTIVITY_GRANULARITY
+    )
+    with transaction.atomic() if touch else nullcontext():
         # The campaign's status is checked again in the same statement: a save in flight when the
         # campaign closes (the check above passed) is refused, not stored.
         updated = Review.objects.filter(
@@ -471,9 +481,10 @@ def review_save_draft(
                 raise ReviewLocked("the review is submitted")
             else:
                 raise StaleRevision(current[1])
-        Assignment.objects.filter(pk=assignment.pk, status__in=Assignment.OPEN).update(
-            status=Assignment.Status.STARTED, last_activity=now
-        )
+        if touch:
+            Assignment.objects.filter(pk=assignment.pk, status__in=Assignment.OPEN).update(
+                status=Assignment.Status.STARTED, last_activity=now
+            )
     return DraftSaved(revision=revision, saved_at=now)
 
 

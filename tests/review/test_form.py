@@ -39,6 +39,27 @@ def test_it_saves_a_partial_draft_and_shows_it_after_a_reload(client_for, review
     assert assignment.status == Assignment.Status.STARTED
 
 
+def test_it_touches_the_assignments_activity_at_most_once_a_minute(client_for, reviewer, assignment) -> None:
+    """Reclaims and reminders measure activity in hours; an autosave every few seconds rewrote it each time."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    c = client_for(reviewer)
+    assert _draft(c, assignment, 1, scores={"clarity": {"score": 6, "justification": "a"}}).status_code == 200
+    assignment.refresh_from_db()
+    first = assignment.last_activity
+    assert assignment.status == Assignment.Status.STARTED
+    assert _draft(c, assignment, 2, scores={"clarity": {"score": 7, "justification": "b"}}).status_code == 200
+    assignment.refresh_from_db()
+    assert assignment.last_activity == first  # within the minute: the draft is stored, the activity kept
+    assert Review.objects.get().scores["clarity"]["justification"] == "b"
+    Assignment.objects.filter(pk=assignment.pk).update(last_activity=timezone.now() - timedelta(minutes=2))
+    assert _draft(c, assignment, 3, scores={"clarity": {"score": 8, "justification": "c"}}).status_code == 200
+    assignment.refresh_from_db()
+    assert timezone.now() - assignment.last_activity < timedelta(seconds=30)
+
+
 def test_it_ignores_an_older_draft_arriving_after_a_newer_one(client_for, reviewer, assignment) -> None:
     c = client_for(reviewer)
     assert _draft(c, assignment, 5, scores={"clarity": {"score": 6, "justification": "newer"}}).status_code == 200
