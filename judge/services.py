@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
@@ -20,6 +21,8 @@ from judge.models import Judgment, Rubric
 from judge.parsing import ReplyError, ReplyTruncated, reply_parse
 from judge.prompts import prompt_render, trajectory_render
 from judge.rubrics import STAGES_FOR_ARTIFACT
+
+log = logging.getLogger(__name__)
 
 JUDGE_QUEUE = "judge"
 MAX_JUDGES = 6
@@ -117,8 +120,19 @@ def judgment_request(
     return judgments
 
 
+NOT_QUEUED = "Not started: the job queue (Redis) did not take its job ({error}). Request it again."
+
+
 def _enqueue(judgment_id: int) -> None:
-    django_rq.get_queue(JUDGE_QUEUE).enqueue("judge.jobs.run_judgment", judgment_id)
+    """After the commit. A queue that does not take the job fails the judgment with the reason
+    (it would stay "queued" forever, and the request that made it would answer 500)."""
+    try:
+        django_rq.get_queue(JUDGE_QUEUE).enqueue("judge.jobs.run_judgment", judgment_id)
+    except Exception as exc:
+        log.warning("judgment %s not queued: %s", judgment_id, exc)
+        Judgment.objects.filter(pk=judgment_id, status=Judgment.Status.QUEUED).update(
+            status=Judgment.Status.FAILED, error=NOT_QUEUED.format(error=type(exc).__name__), finished_at=timezone.now()
+        )
 
 
 def _fail(judgment: Judgment, error: str, status: str = Judgment.Status.FAILED) -> Judgment:

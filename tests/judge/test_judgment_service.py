@@ -56,6 +56,28 @@ def test_it_queues_one_job_per_judge_after_commit_and_a_worker_runs_them(
     assert claude.with_supplementary is False and claude.requested_by == researcher
 
 
+def test_it_fails_a_judgment_whose_job_the_queue_did_not_take(
+    paper, researcher, redis_client, monkeypatch, django_capture_on_commit_callbacks
+):
+    """Redis down after the commit: the judgment says so and is not left "queued" forever."""
+    import redis
+    from rq import Queue
+
+    from config.redis_server import free_port
+
+    dead = Queue("judge", connection=redis.Redis(port=free_port(), socket_connect_timeout=1))  # nothing listens
+    monkeypatch.setattr(django_rq, "get_queue", lambda name="default", **kw: dead)
+    with django_capture_on_commit_callbacks(execute=True):
+        (judgment,) = judgment_request(
+            artifact=paper, rubric=rubric("end2end"), judge_models=[CLAUDE], with_supplementary=False,
+            requested_by=researcher,
+        )  # fmt: skip
+    judgment.refresh_from_db()
+    assert judgment.status == "failed" and judgment.finished_at is not None
+    assert "job queue (Redis) did not take its job (ConnectionError)" in judgment.error
+    assert judgment.scores == {}
+
+
 def test_it_re_asks_with_the_validation_error_and_keeps_every_attempt(paper, fake_llm):
     judgment = _queued(paper, GPT)
     end2end = judgment.rubric
