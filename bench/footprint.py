@@ -169,6 +169,9 @@ class Layout:
 
 def measure_layout(label: str, root: Path, *, idle_s: float) -> Layout:
     var = Path(tempfile.mkdtemp(prefix="referee-footprint-"))
+    # bwrap sandboxes of a root worker run as an unprivileged uid, and a run's folders live under var:
+    # mkdtemp's 0700 made the baseline run fail ("not readable by uid ..."), as a 0700 var would anywhere.
+    var.chmod(0o755)
     platform = Platform(var, root=root, SANDBOX_BACKEND="bwrap")
     redis_url = f"redis://127.0.0.1:{platform.env['REFEREE_REDIS_PORT']}/0"
     print(f"== {label}: starting scripts/up.py of {root} ...", flush=True)
