@@ -8,9 +8,8 @@ Encode once: a step is serialised to JSON when it is recorded and the text is st
 (`Step.wire`); the group message carries that text, every viewer's socket sends it as it is, and
 the reconnect catch-up reads it back instead of encoding the row again (issue 20).
 
-Group messages go out through one event loop per process, kept in a daemon thread, so that the
-Redis connection of the channel layer is reused instead of reopened for every message
-(accounts.progress.group_send, shared with the other apps).
+Group messages are written to Redis by the calling thread in two round trips
+(accounts.progress.group_send, shared with the other apps; config.channel_layer).
 """
 
 from __future__ import annotations
@@ -23,14 +22,13 @@ from typing import Any, TypedDict
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 from redis.exceptions import RedisError
 
 from accounts.progress import group_send
 from benchmark.fields import without_nul
 from benchmark.models import Run, Score, Step, Task
-from config.db import reconnecting
+from config.db import insert_row, reconnecting, update_row
 
 log = logging.getLogger(__name__)
 
@@ -162,7 +160,7 @@ def run_payload(run: Run) -> RunPayload:
     }
 
 
-# -- sending: through the process's one sender loop (accounts.progress.group_send) -------------
+# -- sending: from the calling thread (accounts.progress.group_send) -------------------------------
 
 
 def run_status_send(run: Run, *, patient: bool = False) -> None:
@@ -174,7 +172,7 @@ def run_status_send(run: Run, *, patient: bool = False) -> None:
         send_retrying(run_group(run.code), message)
         return
     try:
-        group_send(run_group(run.code), message, timeout=5.0)
+        group_send(run_group(run.code), message)
     except Exception as exc:
         log.warning("status of run %s not pushed (viewers read it on reconnect): %s", run.code, exc)
 
@@ -201,7 +199,7 @@ def send_retrying(group: str, message: dict[str, Any]) -> None:
     failing_since: float | None = None
     while True:
         try:
-            group_send(group, message, timeout=5.0)
+            group_send(group, message)
             if failing_since is not None:
                 log.warning("live push to %s went through after %.1f s", group, time.monotonic() - failing_since)
             return
@@ -265,13 +263,8 @@ def step_append(
                 created_at=now,
             )
             score_row = None
-            changes: dict[str, Any] = {
-                "step_count": index,
-                "tokens_sent": F("tokens_sent") + tokens_sent,
-                "tokens_received": F("tokens_received") + tokens_received,
-                "cost": F("cost") + cost,
-                "heartbeat_at": now,
-            }
+            changes: dict[str, Any] = {"step_count": index, "heartbeat_at": now}
+            counters = {"tokens_sent": tokens_sent, "tokens_received": tokens_received, "cost": cost}
             if score_kind is not None and score is not None:
                 primary = score.primary if score.primary is not None and math.isfinite(score.primary) else None
                 score_row = Score(
@@ -289,7 +282,7 @@ def step_append(
                         run.best_submission = primary
                         changes["best_submission"] = primary
             _insert(step, score_row)
-            Run.objects.filter(pk=run.pk).update(**changes)
+            update_row(Run, run.pk, set=changes, add=counters)
         return step
 
     # A connection dropped mid-step is reopened and the step written again, unless it was
@@ -312,8 +305,10 @@ def step_append(
 
 
 def _insert(step: Step, score: Score | None) -> None:
-    """Encode the step once, then INSERT it with its text (and its score, if it has one)."""
+    """Encode the step once, then INSERT it with its text (and its score, if it has one), with
+    statements built once (config.db.insert_row: Step and Score have no signals)."""
     step.wire = step_wire(step, score)
-    step.save(force_insert=True)
+    insert_row(step)
     if score is not None:
-        score.save(force_insert=True)
+        score.step_id = step.pk
+        insert_row(score)
