@@ -7,12 +7,20 @@ revoked, a role removed, an account deactivated, a password changed, a logout); 
 socket in them checks its permission once, in the database, and closes if it is gone. A timer
 re-checks every WS_ACCESS_RECHECK_SECONDS as a backstop for changes made behind the app's back
 (raw SQL, a queryset .update(), a lost group message while Redis restarted).
+
+The object's group (a run's, a research run's, the user's notifications) is read once per process
+(accounts.fanout) and each socket gets its messages through `fanout_deliver`. Deliveries are held
+- queued in order - until the consumer calls `fanout_open()` (after accept and what it sends first),
+and while a held job runs (`hold(job)`: a catch-up read, say): a relay never overtakes what the
+consumer is still sending, and a socket that waits on the database never holds up the others.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
 from importlib import import_module
 from typing import Any
 
@@ -23,10 +31,12 @@ from django.conf import settings
 from django.contrib.auth import HASH_SESSION_KEY, SESSION_KEY, get_user_model
 from django.utils.crypto import constant_time_compare
 
+from accounts.fanout import FANOUT_BROKEN, local_fanout
 from accounts.progress import access_group, user_group
 
 log = logging.getLogger(__name__)
 ACCESS_LOST = 4403
+BACKLOG_MAX = 1000  # held deliveries per socket; beyond, dropped as a full channel drops them
 
 
 class AccessGuard(AsyncJsonWebsocketConsumer):
@@ -41,8 +51,80 @@ class AccessGuard(AsyncJsonWebsocketConsumer):
     # itself), so it skips that hop: at 500 viewers it was a fifth of a daphne's CPU (issue 20).
     relay_types: frozenset[str] = frozenset()
 
+    _opened = False
+    _holder: asyncio.Task | None = None
+
     def allowed(self, user: Any) -> bool:
         raise NotImplementedError
+
+    # -- deliveries from the process's fan-out (accounts.fanout) -----------------------------------
+    @property
+    def held(self) -> bool:
+        """Deliveries wait in the backlog: not opened yet, or a held job or the replay is running."""
+        return not self._opened or self._holder is not None
+
+    async def fanout_deliver(self, message: dict[str, Any]) -> None:
+        if self.access_lost:
+            return
+        if self.held:
+            if len(self._backlog) < BACKLOG_MAX:
+                self._backlog.append(message)
+            else:
+                log.warning("socket backlog full: %s dropped", message.get("type"))
+            return
+        await self._deliver(message)
+
+    async def _deliver(self, message: dict[str, Any]) -> None:
+        if message["type"] in self.relay_types:
+            await getattr(self, get_handler_name(message))(message)  # sends only: runs inline
+        else:
+            self.spawn(self.dispatch(message))  # e.g. access.changed: it reads the database
+
+    async def fanout_broken(self) -> None:
+        await self.close(code=FANOUT_BROKEN)
+
+    def fanout_open(self) -> None:
+        """Start relaying: what arrived since guard_start is sent first, in order."""
+        self._opened = True
+        self.hold(None)
+
+    def hold(self, job: Callable[[], Awaitable[None]] | None) -> None:
+        """Run `job` in a task of this socket with deliveries held, then replay them in order.
+
+        Jobs run one at a time, in the order given; a relay handler called during the replay
+        (`self.held` is true) may read the database inline, being in that task already."""
+        if job is not None:
+            self._jobs.append(job)
+        if self._holder is None and self._opened and (self._jobs or self._backlog):
+            self._holder = self.spawn(self._replay())
+
+    async def _replay(self) -> None:
+        try:
+            while self._jobs or self._backlog:
+                if self._jobs:
+                    await self._jobs.popleft()()
+                elif not self.access_lost:
+                    await self._deliver(self._backlog.popleft())
+                else:
+                    self._backlog.clear()
+        except Exception:
+            log.warning("websocket catch-up failed; closing so that the page reconnects", exc_info=True)
+            self._jobs.clear()
+            self._backlog.clear()
+            await self.close(code=FANOUT_BROKEN)
+        finally:
+            self._holder = None
+
+    def spawn(self, work: Awaitable[None]) -> asyncio.Task:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("websocket task failed", exc_info=task.exception())
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         if message["type"] in self.relay_types:
@@ -56,9 +138,15 @@ class AccessGuard(AsyncJsonWebsocketConsumer):
         """Join the user's and the object's groups, then check: a change that commits after the
         check is announced to a socket already listening, so no revocation falls in between."""
         self.guard_user_id = user.pk
-        self.guard_groups = [access_group(user.pk), *groups]
-        for group in self.guard_groups:
-            await self.channel_layer.group_add(group, self.channel_name)
+        self._backlog: deque[dict[str, Any]] = deque()
+        self._jobs: deque[Callable[[], Awaitable[None]]] = deque()
+        self._tasks: set[asyncio.Task] = set()
+        self.guard_groups = [access_group(user.pk)]  # this socket's own channel: its user's changes
+        await self.channel_layer.group_add(access_group(user.pk), self.channel_name)
+        self._fanout = local_fanout(self.channel_layer)
+        self.fanout_groups = list(groups)  # read once per process, delivered to fanout_deliver
+        for group in self.fanout_groups:
+            await self._fanout.join(group, self)
         if not await database_sync_to_async(self._still_allowed)():
             await self._leave()
             return False
@@ -100,9 +188,16 @@ class AccessGuard(AsyncJsonWebsocketConsumer):
         return constant_time_compare(data.get(HASH_SESSION_KEY, ""), user.get_session_auth_hash())
 
     async def _leave(self) -> None:
+        current = asyncio.current_task()
         timer = getattr(self, "_guard_timer", None)
-        if timer is not None and timer is not asyncio.current_task():
+        if timer is not None and timer is not current:
             timer.cancel()
+        for task in list(getattr(self, "_tasks", ())):
+            if task is not current:
+                task.cancel()
+        for group in getattr(self, "fanout_groups", ()):
+            await self._fanout.leave(group, self)
+        self.fanout_groups = []
         for group in getattr(self, "guard_groups", ()):
             await self.channel_layer.group_discard(group, self.channel_name)
         self.guard_groups = []
@@ -133,6 +228,7 @@ class UserEventsConsumer(AccessGuard):
             await self.close(code=ACCESS_LOST)
             return
         await self.accept()
+        self.fanout_open()
 
     async def user_event(self, message: dict) -> None:
         await self.send_json(message["event"])

@@ -1,9 +1,14 @@
-"""The run stream as it was before "encode once" (issue 20), for `bench/stream_latency.py --runs`.
+"""The run stream's encoding as it was before "encode once" (issue 20), for `bench/stream_latency.py --runs`.
 
 Every consumer received the step as a dict and encoded it to JSON itself (`send_json`), once per
 viewer; the catch-up read whole rows and encoded them per viewer too. Served by a daphne process
 of its own (`daphne bench.support.legacy_stream:application`), beside the real app, so that both paths are
 measured in one run on the same machine, channel layer and database. Not used by the platform.
+
+Only the encoding is the old one: the consumer is today's RunStreamConsumer otherwise, so its
+sockets get their messages through the process's fan-out (accounts.fanout) too, and the
+comparison isolates what encoding once saves. (channels' own session middleware, which the app
+no longer uses for websockets, is kept here as it was.)
 """
 
 from __future__ import annotations

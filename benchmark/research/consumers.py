@@ -41,6 +41,7 @@ class ResearchStreamConsumer(AccessGuard):
             return
         await self.accept()
         await self.send(text_data=snapshot)
+        self.fanout_open()  # updates that came in meanwhile follow the snapshot
 
     def allowed(self, user: Any) -> bool:
         run = ResearchRun.objects.filter(code=self.code).first()

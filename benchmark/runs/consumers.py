@@ -9,7 +9,9 @@ every committed step after it from the database, then relays live steps, skippin
 already sent and filling any gap from the database - so nothing is lost and nothing repeats.
 
 Steps arrive encoded (benchmark.runs.progress, "encode once"): live and caught-up steps are sent
-as the stored text, never decoded and encoded again per viewer.
+as the stored text, never decoded and encoded again per viewer. They come through the process's
+fan-out (accounts.fanout): a relay sends and returns; a read (the hello's catch-up, a gap) is a
+held job of this socket (AccessGuard.hold), live steps waiting in order behind it.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class RunStreamConsumer(AccessGuard):
             await self.close(code=ACCESS_LOST)
             return
         await self.accept()
+        self.fanout_open()
 
     def _run_id(self, code: Any) -> int | None:
         return Run.objects.filter(code=code).values_list("pk", flat=True).first()
@@ -55,6 +58,9 @@ class RunStreamConsumer(AccessGuard):
         if not isinstance(after, int) or isinstance(after, bool) or after < -1:
             await self.send_json({"type": "error", "error": 'send {"after": <last step index held, -1 for none>}'})
             return
+        self.hold(lambda: self._hello(after))
+
+    async def _hello(self, after: int) -> None:
         self.last_sent = after
         await self._catch_up()
         await self.send_json({"type": "status", "run": await database_sync_to_async(self._run_payload)()})
@@ -78,11 +84,14 @@ class RunStreamConsumer(AccessGuard):
         index = message["index"]
         if index <= self.last_sent:
             return
-        if index > self.last_sent + 1:
-            await self._catch_up()  # a gap (e.g. a full channel dropped messages): read it back
+        if index > self.last_sent + 1:  # a gap (e.g. a full channel dropped messages): read it back
+            if self.held:
+                await self._catch_up()  # replaying held deliveries: this is that task already
+            else:
+                self.hold(self._catch_up)
             return
-        await self.send(text_data=progress.steps_frame([message["wire"]]))
         self.last_sent = index
+        await self.send(text_data=progress.steps_frame([message["wire"]]))
 
     async def run_status(self, message: dict[str, Any]) -> None:
         if self.last_sent is not None:
