@@ -91,7 +91,10 @@ class RunStreamConsumer(AccessGuard):
                 self.hold(self._catch_up)
             return
         self.last_sent = index
-        await self.send(text_data=progress.steps_frame([message["wire"]]))
+        frame = message.get("frame")
+        if frame is None:  # the process's one copy of the message, handed to each of its sockets
+            frame = message["frame"] = progress.steps_frame([message["wire"]])
+        await self.send(text_data=frame)
 
     async def run_status(self, message: dict[str, Any]) -> None:
         if self.last_sent is not None:
