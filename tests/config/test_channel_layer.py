@@ -97,3 +97,21 @@ async def test_the_sync_senders_go_through_it_to_the_apps_layer(redis_client):
 
     assert await _receive(layer, channel) == {"type": "user.event", "event": event}
     await layer.group_discard(progress.user_group(41), channel)
+
+
+async def test_a_received_message_leaves_no_in_flight_copy_and_a_cancelled_receive_loses_nothing(redis_client):
+    layer = _layer()
+    channel = await layer.new_channel()
+    await layer.group_add("run_r", channel)
+    layer.group_send_now("run_r", {"type": "run.step", "index": 1, "wire": "{}"})
+    assert (await _receive(layer, channel))["index"] == 1
+    assert redis_client.keys("test-layer*inflight*") == []  # popped and handed over, nothing copied aside
+
+    waiting = asyncio.ensure_future(layer.receive(channel))
+    await asyncio.sleep(0.2)  # blocked in its pop
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    layer.group_send_now("run_r", {"type": "run.step", "index": 2, "wire": "{}"})
+    assert (await _receive(layer, channel))["index"] == 2
+    await layer.flush()
