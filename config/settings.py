@@ -125,6 +125,27 @@ if DATABASE_URL:
         DATABASES["default"].setdefault("OPTIONS", {}).update(
             server_side_binding=True, prepare_threshold=env_int("DATABASE_PREPARE_THRESHOLD", 5, minimum=0)
         )
+    # The web processes take their connections from a pool (psycopg_pool, per process). Django's
+    # ASGI handler runs each request's sync code in a thread of its own, so a connection kept per
+    # thread (DATABASE_CONN_MAX_AGE) is never reused there and stays open until collected; without
+    # one, every request connects anew (a PostgreSQL backend forked, ~4 ms, and the prepared
+    # statements above lost with it). config.asgi marks the web processes (REFEREE_WEB_PROCESS);
+    # workers and commands run one thread each and fork work horses, which a pool does not survive,
+    # so they keep DATABASE_CONN_MAX_AGE. DATABASE_POOL_SIZE=0 turns the pool off.
+    DATABASE_POOL_SIZE = env_int("DATABASE_POOL_SIZE", 10, minimum=0, maximum=1000)
+    if (
+        DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+        and DATABASE_POOL_SIZE
+        and os.environ.get("REFEREE_WEB_PROCESS") == "1"
+    ):
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps them (Django refuses both at once)
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # a connection PostgreSQL dropped is replaced
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": min(2, DATABASE_POOL_SIZE),
+            "max_size": DATABASE_POOL_SIZE,
+            # A request waits this long for a free connection, then fails (a server error).
+            "timeout": env_float("DATABASE_POOL_TIMEOUT", 10.0, minimum=0.1),
+        }
 else:
     DATABASES = {
         "default": {
