@@ -1,7 +1,7 @@
 """Review page under load: concurrent reviewers open items and autosave drafts.
 
-    python bench/review_load.py [--reviewers 20] [--saves 8] [--think 0.3] [--server-procs N] [--server-threads 8]
-    python bench/review_load.py --reviewers 100 \
+    python bench/review_load.py [--reviewers 20] [--saves 8] [--think 0.3] [--server-procs N]
+    python bench/review_load.py --reviewers 100 --think 3 \
         --database-url postgres://referee:referee@127.0.0.1:5432/referee_bench16
 
 Without --database-url a throw-away SQLite database (WAL, the default set-up) is used; with it, the
@@ -9,20 +9,20 @@ PostgreSQL database named there is dropped and created afresh (its name must sta
 "referee_bench": the bench never touches another one). It is migrated and seeded with the
 released MLR-Bench papers (their markdown and figures) when ../shared/mlrbench is there, else
 with synthetic papers of the same size: max(30, reviewers) papers, 2 reviewers per paper, so each
-reviewer has about two items. The WSGI app runs in --server-procs separate processes (default: the
-CPU count, as `make up` starts WEB_PROCESSES daphnes on one socket) bound to one port with
-SO_REUSEPORT, each with a fixed pool of worker threads (each keeps its database connection,
-DATABASE_CONN_MAX_AGE=600, as a deployment would); a wrapper there times each request from the
-call to the last body byte (server time, not client latency) and counts its SQL queries. Clients
-are threads of this process with their own session; they also time each request end to end
-(client time: queueing included).
+reviewer has about two items. The platform is served as `make up` serves it: --server-procs daphne
+processes (default: the CPU count, as WEB_PROCESSES) running config.asgi, accepting on one
+inherited socket, with the platform's database settings (on PostgreSQL each web process's
+connection pool). bench/support/review_asgi.py wraps the app there and times each request from
+the moment daphne hands it over to the last body byte sent (server time, not client latency), and
+counts its SQL queries. Clients are threads of this process with their own session; they also time
+each request end to end (client time: queueing included).
 
 Reported, in one run: p50/p95/p99 server time of the item page and of the draft save, then the
 obvious alternatives measured the same way: the item page rendering the paper on every request
 (no render cache), saving a draft the no-JavaScript way (a full form POST), and on PostgreSQL the
-shipped paths again untuned: prepared statements off and CPython's default garbage collection
-(DATABASE_PREPARED_STATEMENTS=0 WEB_GC_THRESHOLD=0, the servers restarted). Target: p95 <= 50 ms. The load average is printed with the figures (the machine may
-be shared).
+shipped paths again untuned: no connection pool (each request connects), prepared statements off
+and CPython's default garbage collection (UNTUNED below, the servers restarted). Target: p95 <= 50
+ms. The load average is printed with the figures (the machine may be shared).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ import os
 import random
 import secrets
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -45,6 +46,9 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 DIMENSIONS = ("clarity", "novelty", "soundness", "significance", "overall")
+# The third phase: the shipped paths untuned, each request connecting anew (no pool), without
+# prepared statements, with CPython's default garbage collection.
+UNTUNED = {"DATABASE_POOL_SIZE": "0", "DATABASE_PREPARED_STATEMENTS": "0", "WEB_GC_THRESHOLD": "0"}
 
 
 # ---------------------------------------------------------------- server side (subprocess)
@@ -116,87 +120,6 @@ def seed(n_reviewers: int) -> dict:
         codes = list(user.review_assignments.values_list("code", flat=True))
         out.append({"session": session.session_key, "codes": codes})
     return {"reviewers": out, "real_papers": bool(sources)}
-
-
-def serve(port: int, threads: int, stats_dir: str) -> None:
-    """One server process: a pool of `threads` worker threads accepting on `port`, which the bench's
-    other server processes bind too (SO_REUSEPORT: the kernel spreads connections over them, as
-    `make up`'s daphne processes share one socket). Each timed request is appended to this
-    process's own file in `stats_dir` as "unix-time kind ms queries"; the render cache is off while
-    the file `stats_dir`/cache-off exists."""
-    _django()
-    import socket
-    from concurrent.futures import ThreadPoolExecutor
-    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
-
-    from django.db import connection
-
-    from config.wsgi import application as app  # the deployed entry point, with its GC settings
-    from review import blinding
-
-    lock = threading.Lock()
-    log = open(Path(stats_dir) / f"server-{os.getpid()}.log", "a", buffering=1, encoding="utf-8")  # noqa: SIM115
-    cache_off = Path(stats_dir) / "cache-off"
-
-    def kind_of(environ: dict) -> str | None:
-        path, method = environ["PATH_INFO"], environ["REQUEST_METHOD"]
-        if not path.startswith("/review/a/"):
-            return None
-        if path.endswith("/draft"):
-            return "draft_json"
-        if "/f/" in path:
-            return "figure"
-        if method == "POST":
-            return "draft_form"
-        return "item_page" if blinding.RENDER_CACHE else "item_page_uncached"
-
-    def timed(environ: dict, start_response):  # type: ignore[no-untyped-def]
-        blinding.RENDER_CACHE = not cache_off.exists()
-        count = [0]
-
-        def counted(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
-            count[0] += 1
-            return execute(sql, params, many, context)
-
-        t0 = time.perf_counter()
-        with connection.execute_wrapper(counted):  # this thread's connection: this request's queries
-            body = b"".join(app(environ, start_response))
-        elapsed = (time.perf_counter() - t0) * 1000
-        kind = kind_of(environ)
-        if kind:
-            with lock:
-                log.write(f"{time.time():.6f} {kind} {elapsed:.3f} {count[0]}\n")
-        return [body]
-
-    class Server(WSGIServer):
-        """A fixed pool of worker threads (a thread per request would open a database connection
-        per request, and 100 of them at once)."""
-
-        request_queue_size = 256
-        pool = ThreadPoolExecutor(max_workers=threads)
-
-        def server_bind(self) -> None:
-            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-            super().server_bind()
-
-        def process_request(self, request, client_address):  # type: ignore[no-untyped-def]
-            self.pool.submit(self._work, request, client_address)
-
-        def _work(self, request, client_address):  # type: ignore[no-untyped-def]
-            try:
-                self.finish_request(request, client_address)
-            except Exception:
-                self.handle_error(request, client_address)
-            finally:
-                self.shutdown_request(request)
-
-    class Quiet(WSGIRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = make_server("127.0.0.1", port, timed, server_class=Server, handler_class=Quiet)
-    print("ready", flush=True)
-    server.serve_forever()
 
 
 def read_stats(stats_dir: str, since: float, until: float) -> dict:
@@ -358,21 +281,15 @@ def main() -> None:
         "--server-procs", type=int, default=os.cpu_count() or 1,
         help="server processes sharing the port (default: the CPU count, as make up's WEB_PROCESSES)",
     )  # fmt: skip
-    parser.add_argument("--server-threads", type=int, default=8, help="worker threads of each server process")
     parser.add_argument("--database-url", help="postgres://.../referee_bench...: dropped and created afresh")
     parser.add_argument(
         "--no-unprepared-phase", action="store_true",
-        help="PostgreSQL: skip the third phase (the shipped paths without prepared statements and GC tuning)",
+        help="PostgreSQL: skip the third phase (the shipped paths without connection pool, prepared statements and GC tuning)",
     )  # fmt: skip
     parser.add_argument("--seed-only", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--stats-dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.seed_only:
         print(json.dumps(seed(args.reviewers)))
-        return
-    if args.serve:
-        serve(args.serve, args.server_threads, args.stats_dir)
         return
 
     tmp = tempfile.mkdtemp(prefix="review-bench-")
@@ -384,38 +301,38 @@ def main() -> None:
     database = "SQLite WAL"
     if args.database_url:
         database = _fresh_postgres(args.database_url)
-        env["DATABASE_URL"], env["DATABASE_CONN_MAX_AGE"] = args.database_url, "600"
+        env["DATABASE_URL"] = args.database_url  # the web processes' connection pool, as deployed
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     seeded = json.loads(
         subprocess.run([sys.executable, __file__, "--seed-only", "--reviewers", str(args.reviewers)], cwd=ROOT, env=env,
                        check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
     )  # fmt: skip
-    from config.redis_server import free_port
-
-    port = free_port()
+    # One listening socket, inherited by every daphne process (as scripts/up.py hands its port over).
+    listener = socket.create_server(("127.0.0.1", 0), backlog=1024)
+    listener.set_inheritable(True)
+    port = listener.getsockname()[1]
 
     def start_servers(extra_env: dict) -> list[subprocess.Popen]:
-        procs = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    __file__,
-                    "--serve",
-                    str(port),
-                    "--server-threads",
-                    str(args.server_threads),
-                    "--stats-dir",
-                    stats_dir,
-                ],
-                cwd=ROOT,
-                env={**env, **extra_env},
-                stdout=subprocess.PIPE,
-                text=True,
-            )  # fmt: skip
-            for _ in range(args.server_procs)
+        for ready in Path(stats_dir).glob("ready-*"):
+            ready.unlink()
+        daphne = [
+            sys.executable,
+            "-m",
+            "daphne",
+            "--fd",
+            str(listener.fileno()),
+            "bench.support.review_asgi:application",
         ]
-        for proc in procs:
-            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        procs = [
+            subprocess.Popen(daphne, cwd=ROOT, env={**env, **extra_env, "REVIEW_BENCH_STATS": stats_dir},
+                             pass_fds=(listener.fileno(),), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for _ in range(args.server_procs)
+        ]  # fmt: skip
+        deadline = time.monotonic() + 120
+        while len(list(Path(stats_dir).glob("ready-*"))) < len(procs):  # each has imported the app
+            if time.monotonic() > deadline or any(proc.poll() is not None for proc in procs):
+                raise SystemExit("review_load: a daphne process did not start")
+            time.sleep(0.1)
         return procs
 
     def stop_servers(procs: list[subprocess.Popen]) -> None:
@@ -442,7 +359,7 @@ def main() -> None:
         err3: list = []
         if unprepared_phase:
             stop_servers(servers)
-            servers = start_servers({"DATABASE_PREPARED_STATEMENTS": "0", "WEB_GC_THRESHOLD": "0"})
+            servers = start_servers(UNTUNED)
             run_phase(port, reviewers[: 2 * args.server_procs], 1, 0.0, False, revisions, stats_dir)
             unprepared, err3, _ = run_phase(port, reviewers, args.saves, args.think, False, revisions, stats_dir)
         load_after = os.getloadavg()
@@ -453,8 +370,8 @@ def main() -> None:
     n_items = sum(len(r["codes"]) for r in reviewers)
     print(f"review_load: {len(reviewers)} concurrent reviewers, {n_items} assignments, {args.saves} saves per item, "
           f"think {args.think}s, {'released MLR-Bench papers' if seeded['real_papers'] else 'synthetic papers'}, "
-          f"{database}, {args.server_procs} WSGI server process(es) x {args.server_threads} worker threads "
-          "on one loopback port")  # fmt: skip
+          f"{database}, {args.server_procs} daphne process(es) serving config.asgi on one loopback port "
+          "(as make up)")  # fmt: skip
     print(f"load average (1/5/15 min) before {'/'.join(f'{x:.2f}' for x in load_before)}, "
           f"after {'/'.join(f'{x:.2f}' for x in load_after)}; {os.cpu_count()} CPUs")  # fmt: skip
     print(f"{'server time (ms)':<38}{'n':>6}{'p50':>8}{'p95':>8}{'p99':>8}{'max':>8}{'queries':>8}")
@@ -466,8 +383,8 @@ def main() -> None:
     ]
     if unprepared:
         rows += [
-            ("item page, untuned (no prep. st., GC)", unprepared, "item_page"),
-            ("draft save, untuned (no prep. st., GC)", unprepared, "draft_json"),
+            ("item page, untuned (no pool/prep./GC)", unprepared, "item_page"),
+            ("draft save, untuned (no pool/prep./GC)", unprepared, "draft_json"),
         ]
     for label, stats, kind in rows:
         if stats["timings"].get(kind):
@@ -484,7 +401,7 @@ def main() -> None:
           f"({pct(values[2], 95) / max(item95, 1e-9):.1f}x the cached page); "
           f"form-POST draft p95 {pct(values[3], 95):.1f} ms ({pct(values[3], 95) / max(draft95, 1e-9):.1f}x the JSON save)")  # fmt: skip
     if unprepared:
-        print(f"comparison: without prepared statements and GC tuning item page p95 {pct(values[4], 95):.1f} ms "
+        print(f"comparison: without pool, prepared statements and GC tuning item page p95 {pct(values[4], 95):.1f} ms "
               f"({pct(values[4], 95) / max(item95, 1e-9):.1f}x), draft save p95 {pct(values[5], 95):.1f} ms "
               f"({pct(values[5], 95) / max(draft95, 1e-9):.1f}x)")  # fmt: skip
     errors = err1 + err2 + err3

@@ -2,10 +2,38 @@
 
 import os
 
-from django.core.asgi import get_asgi_application
+import django
+from asgiref.sync import sync_to_async
+from django.core.handlers.asgi import ASGIHandler
+
+
+class OneHopASGIHandler(ASGIHandler):
+    """Django's ASGI handler, running each request's middleware and view in one thread hop.
+
+    Under the stock handler the sync middleware (all of ours and Django's) runs in async mode:
+    each `process_request` and `process_response` is a hop of its own from the event loop to the
+    request's thread and back, about 16 per request, each waiting for the event loop, which every
+    other request and socket of the process shares (issue 16: 2-3x the server time at 100
+    reviewers). Here the chain is built as under WSGI and called once, in the request's own thread
+    (the one the stock handler runs a sync view in), so a request crosses to a thread three times:
+    this, and Django's request_started and close around it."""
+
+    def load_middleware(self, is_async: bool = False) -> None:
+        super().load_middleware(is_async=False)
+
+    async def get_response_async(self, request):  # type: ignore[no-untyped-def]
+        return await sync_to_async(self.get_response, thread_sensitive=True)(request)
+
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-django_asgi_app = get_asgi_application()
+# A web process: on PostgreSQL its requests share a connection pool (config.settings, DATABASE_POOL_SIZE).
+# Marked only while the settings load, so that no process this one starts inherits the mark.
+os.environ["REFEREE_WEB_PROCESS"] = "1"
+try:
+    django.setup(set_prefix=False)  # as django.core.asgi.get_asgi_application()
+finally:
+    del os.environ["REFEREE_WEB_PROCESS"]
+django_asgi_app = OneHopASGIHandler()
 
 from channels.auth import AuthMiddleware  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
