@@ -20,7 +20,7 @@ two taking turns in this one run. Printed: p50/p99/max commit -> receipt latency
 deliveries never arrived (each step waits at most 5 s for every viewer).
 
 The server side is laid out as `make up` lays it out: WEB_PROCESSES daphne processes accepting on
-one socket. The viewers run in --viewer-procs processes of their own, each an asyncio loop of raw
+one socket, and housekeeping's checkpoint of SQLite's log every 5 s (its only sweep here). The viewers run in --viewer-procs processes of their own, each an asyncio loop of raw
 websocket clients (bench/support/viewer_procs.py), so that they do not share the appender's GIL;
 receipt and append times are both CLOCK_MONOTONIC, one clock for every process of the machine.
 """
@@ -372,6 +372,12 @@ def main() -> None:
 
     web_procs = args.web_procs or settings.WEB_PROCESSES
     daphne = Daphnes(env, count=web_procs)
+    # make up's housekeeping checkpoints SQLite's log off the commits; only that sweep here (the run
+    # reaper would interrupt the bench's runs, which have no worker).
+    children.append(
+        subprocess.Popen([sys.executable, "manage.py", "housekeeping", "--only", "checkpoint_db"], cwd=BASE, env=env,
+                         stdout=subprocess.DEVNULL)
+    )  # fmt: skip
     port = daphne.port
     try:
         from django.conf import settings

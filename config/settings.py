@@ -154,7 +154,10 @@ else:
             "OPTIONS": {
                 # WAL lets the web process read while a worker writes; IMMEDIATE avoids
                 # "database is locked" upgrades from read to write transactions.
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=10000;",
+                # The write-ahead log is checkpointed by housekeeping (`checkpoint_db`), not inside a
+                # commit; this many pages (4 KiB each) is the backstop when nothing else does it.
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=10000; "
+                f"PRAGMA wal_autocheckpoint={env_int('SQLITE_WAL_AUTOCHECKPOINT', 10000, minimum=0)};",
                 "transaction_mode": "IMMEDIATE",
             },
         }

@@ -25,6 +25,8 @@ SWEEPS: tuple[tuple[str, float], ...] = (
     ("reap_runs", 30.0),
     ("reap_judgments", 60.0),
     ("sandbox_reaper", 60.0),
+    # SQLite's write-ahead log into the database file, so that no run's commit pays for it.
+    ("checkpoint_db", 5.0),
 )
 
 
@@ -38,7 +40,7 @@ class Sweep:
 
 
 class Command(BaseCommand):
-    help = "Run every sweep (reap_runs, reap_judgments, sandbox_reaper) on its schedule in this one process."
+    help = "Run every sweep (reap_runs, reap_judgments, sandbox_reaper, checkpoint_db) on its schedule in this one process."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--once", action="store_true", help="one pass of every sweep, then exit")
@@ -49,9 +51,21 @@ class Command(BaseCommand):
             metavar="SWEEP=SECONDS",
             help="change a sweep's interval, e.g. --every reap_runs=10 (repeatable)",
         )
+        parser.add_argument(
+            "--only",
+            action="append",
+            default=[],
+            metavar="SWEEP",
+            help="run only this sweep (repeatable), e.g. --only checkpoint_db",
+        )
 
-    def handle(self, *args: Any, once: bool = False, every: list[str], **options: Any) -> None:
+    def handle(self, *args: Any, once: bool = False, every: list[str], only: list[str], **options: Any) -> None:
         sweeps = self.schedule(every)
+        unknown = sorted(set(only) - {sweep.command for sweep in sweeps})
+        if unknown:
+            raise CommandError(f"--only {unknown[0]!r}: no such sweep (sweeps: {', '.join(dict(SWEEPS))})")
+        if only:
+            sweeps = [sweep for sweep in sweeps if sweep.command in only]
         if once:
             for sweep in sweeps:
                 self.run_sweep(sweep)
