@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from importlib import import_module
 from pathlib import Path
 
 from django.contrib.auth.models import Permission
@@ -26,7 +27,7 @@ def test_it_offers_every_command_django_rq_ships():
     for name in shipped:
         assert commands.get(name) == "config.rq", name
         command = load_command_class("config.rq", name)
-        assert type(command).__module__ == f"django_rq.management.commands.{name}"
+        assert isinstance(command, import_module(f"django_rq.management.commands.{name}").Command)
 
 
 def test_a_command_starts_without_redis_rq_or_django_rq(tmp_path):
