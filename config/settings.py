@@ -339,6 +339,7 @@ EMAIL_BACKEND = _MAIL_BACKENDS[env_choice("EMAIL_BACKEND", "smtp" if EMAIL_HOST 
 EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(VAR_DIR / "mail"))
 
 SESSION_COOKIE_HTTPONLY = True
+SESSION_ENGINE = "accounts.sessions"  # Django's database sessions, read without the ORM's compile
 CSRF_COOKIE_HTTPONLY = False  # the draft autosave script reads it
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"

@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from accounts.models import Profile
 from benchmark.models import Artifact, Run
+from config.db import update_rows
 from judge.models import Rubric
 from review import blinding
 from review.eligibility import campaign_agent_run_ids, campaign_run_ids, identifying_members, identifying_reason
@@ -437,6 +438,13 @@ class DraftSaved:
     saved_at: Any
 
 
+# The draft's compare-and-set, with the SQL built once (config.db.update_rows; issue 16).
+_NEWER_DRAFT = (
+    "assignment_id = %s AND status = %s AND revision < %s"
+    f" AND EXISTS (SELECT 1 FROM {Campaign._meta.db_table} c WHERE c.id = %s AND c.status = %s)"
+)
+
+
 def review_save_draft(
     *, assignment: Assignment, scores: dict, confidence: int | None, revision: int, step_tags: list | None = None
 ) -> DraftSaved:
@@ -459,12 +467,12 @@ def review_save_draft(
     with transaction.atomic() if touch else nullcontext():
         # The campaign's status is checked again in the same statement: a save in flight when the
         # campaign closes (the check above passed) is refused, not stored.
-        updated = Review.objects.filter(
-            assignment=assignment,
-            status=Review.Status.DRAFT,
-            revision__lt=revision,
-            assignment__campaign__status=Campaign.Status.OPEN,
-        ).update(scores=scores, confidence=confidence, revision=revision, updated_at=now, **extra)
+        updated = update_rows(
+            Review,
+            _NEWER_DRAFT,
+            [assignment.pk, str(Review.Status.DRAFT), revision, assignment.campaign_id, str(Campaign.Status.OPEN)],
+            set={"scores": scores, "confidence": confidence, "revision": revision, "updated_at": now, **extra},
+        )
         if not updated:
             if not Campaign.objects.filter(pk=assignment.campaign_id, status=Campaign.Status.OPEN).exists():
                 raise CampaignClosed(CLOSED_MESSAGE)

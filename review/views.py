@@ -28,6 +28,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.roles import REVIEWER, is_researcher, role_required
 from benchmark.models import Artifact
+from config.db import select_joined
 from review import blinding, trajectory
 from review.campaign_views import (  # noqa: F401  (re-exported for urls.py)
     assignment_reassign_view,
@@ -69,28 +70,34 @@ def _shared_markdown_partial() -> bool:
     return True
 
 
+# The request user's live assignment by its code, in a campaign reviewers may see. Built once
+# (config.db.select_joined): compiling it per request was most of the item page's and the
+# autosave's CPU at 100 reviewers (issue 16, bench/review_load.py).
+_MINE = (
+    "{root}.code = %s AND {root}.reviewer_id = %s"
+    f" AND {{root}}.status IN ({', '.join(['%s'] * len(Assignment.LIVE))}) AND {{campaign}}.status IN (%s, %s)"
+)
+_PAGE_RELATED = ("campaign__rubric", "item__artifact__research_run", "item__run__agent")
+_SAVE_RELATED = ("campaign__rubric", "item")
+_SAVE_DEFERRED = (
+    *(f"item__{f}" for f in ("tags", "rendered_html", "rendered_figures", "rendered_key", "blinding_changes")),
+    "campaign__import_faults",
+    "campaign__blind_names",
+)
+
+
 def _my_assignment(request: HttpRequest, code: str, *, page: bool = True) -> Assignment:
     """The request user's live assignment `code` (404 otherwise). `page=False` (the autosave) loads
     only the assignment, its campaign and rubric and the item's keys: not the paper, its stored render
     nor the run, which the save never reads (half the cost of the request at 100 reviewers)."""
+    params = [code, request.user.pk, *map(str, Assignment.LIVE), str(Campaign.Status.OPEN), str(Campaign.Status.CLOSED)]
     if page:
-        related = Assignment.objects.select_related(
-            "campaign__rubric", "item__artifact__research_run", "item__run__agent"
-        )
+        found = select_joined(Assignment, _MINE, params, related=_PAGE_RELATED)
     else:
-        related = Assignment.objects.select_related("campaign__rubric", "item").defer(
-            *(f"item__{f}" for f in ("tags", "rendered_html", "rendered_figures", "rendered_key", "blinding_changes")),
-            "campaign__import_faults",
-            "campaign__blind_names",
-        )
-    assignment = related.filter(
-        code=code,
-        reviewer=request.user,
-        status__in=Assignment.LIVE,
-        campaign__status__in=[Campaign.Status.OPEN, Campaign.Status.CLOSED],
-    ).first()
-    if assignment is None:
+        found = select_joined(Assignment, _MINE, params, related=_SAVE_RELATED, defer=_SAVE_DEFERRED)
+    if not found:
         raise Http404("No such assignment.")
+    assignment = found[0]
     if is_researcher(request.user):  # a role added after the assignment was made (review.eligibility)
         reason = identifying_reason(
             request.user, campaign_run_ids(assignment.campaign), campaign_agent_run_ids(assignment.campaign)
@@ -102,7 +109,8 @@ def _my_assignment(request: HttpRequest, code: str, *, page: bool = True) -> Ass
 
 
 def _review_of(assignment: Assignment) -> Review | None:
-    return Review.objects.filter(assignment=assignment).first()
+    found = select_joined(Review, "{root}.assignment_id = %s", [assignment.pk])
+    return found[0] if found else None
 
 
 @require_GET
@@ -218,7 +226,7 @@ def _render_item(
         fields.append(
             {
                 "dim": dim,
-                "anchors": sorted((dim.get("anchors") or {}).items(), key=lambda kv: kv[0], reverse=True),
+                "guide_html": _dimension_guide(dim.get("questions") or (), dim.get("anchors") or {}),
                 "score": form[f"score_{key}"],
                 "just": form[f"just_{key}"],
                 # The score buttons are built here, not in a template loop: 50 of them a page were
@@ -254,6 +262,23 @@ def _render_item(
         },
     }
     return render(request, "review/item.html", context, status=status)
+
+
+def _dimension_guide(questions: Any, anchors: dict) -> str:
+    """A criterion's questions and its score bands (highest first). Built here, not in template loops:
+    at 100 reviewers the loops over nine criteria's questions and bands were a third of the item
+    page's template time (issue 16, bench/review_load.py). Every value is escaped."""
+    html = ""
+    if questions:
+        html += '<ul class="questions">' + "".join(f"<li>{escape(q)}</li>" for q in questions) + "</ul>"
+    if anchors:
+        bands = sorted(anchors.items(), key=lambda kv: kv[0], reverse=True)
+        html += (
+            '\n        <details class="anchors"><summary>Score bands</summary>\n          <dl>'
+            + "".join(f"<dt>{escape(band)}</dt><dd>{escape(text)}</dd>" for band, text in bands)
+            + "</dl>\n        </details>"
+        )
+    return mark_safe(html)  # noqa: S308 - every interpolated value is escaped above
 
 
 def _score_options(key: str, dim: dict, current: Any, locked: bool) -> str:
