@@ -142,18 +142,35 @@ def test_sequential_requests_reuse_one_thread_and_concurrent_ones_get_their_own(
 def test_a_request_is_finished_before_its_bytes_go_out(test_views):
     """request_finished (which gives the database connection back) runs in the request's thread
     before the response is sent, not after the client has it."""
-    order: list[tuple[str, int]] = []
+    order: list[tuple] = []
 
     def finished(**kwargs):  # type: ignore[no-untyped-def]
         order.append(("finished", threading.get_ident()))
 
+    async def scenario() -> None:
+        messages = [{"type": "http.request", "body": b""}]
+
+        async def receive():  # type: ignore[no-untyped-def]
+            if messages:
+                return messages.pop()
+            await asyncio.Event().wait()  # no disconnect: the client stays
+
+        async def send(message):  # type: ignore[no-untyped-def]
+            order.append((message["type"], message.get("status"), message.get("body")))
+
+        await django_asgi_app(_scope("/where"), receive, send)
+
     signals.request_finished.connect(finished)
     try:
-        start, body = asyncio.run(_fetch("/where"))
+        asyncio.run(scenario())
     finally:
         signals.request_finished.disconnect(finished)
-    assert start["status"] == 200
-    assert order == [("finished", int(body.split()[0]))]
+    ident = int(order[-1][2].split()[0])  # the view's thread, from the body
+    assert [entry[:2] for entry in order] == [
+        ("finished", ident),
+        ("http.response.start", 200),
+        ("http.response.body", None),
+    ]
 
 
 @pytest.mark.django_db(transaction=True)
