@@ -6,20 +6,25 @@ import hashlib
 import json
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 
-from benchmark.leaderboards.mlgym_results import MLGYM_TASKS
-from benchmark.models import AgentConfig, Run, RunGroup, Score, Step, Task
+from benchmark.models import Run, RunGroup, Score, Step, Task
+from benchmark.runs.released import (
+    MLGYM_METRICS,
+    folder_meta,
+    has_results,
+    has_trajectory,
+    known_task,
+    mlgym_agent,
+    mlgym_task,
+    released_run,
+    scores_link,
+)
 
-# MLGym keeps the priority metric and its direction in code; the released README lists them.
-MLGYM_METRICS: dict[str, tuple[str, str]] = {
-    slug: (spec.metric, spec.direction.value) for slug, spec in MLGYM_TASKS.items()
-}
 SUBMITTING = ("submitted", "autosubmission")
 
 
@@ -123,63 +128,6 @@ RUN_NUMBERS = (("cost", "total_cost"), ("tokens_sent", "tokens_sent"), ("tokens_
                ("api_calls", "api_calls"))  # fmt: skip
 
 
-def _known_task(slug: str) -> bool:
-    """A Task that exists, an MLGym config on this machine, or one of MLGym-Bench's task ids."""
-    if slug in MLGYM_TASKS or Task.objects.filter(slug=slug, is_current=True).exists():
-        return True
-    return bool(settings.MLGYM_DIR) and Path(settings.MLGYM_DIR, "configs", "tasks", f"{slug}.yaml").is_file()
-
-
-def _mlgym_task(slug: str) -> Task:
-    """The current task for an MLGym id: loaded by the tasks loader when it can, else a listed stub."""
-    task = Task.objects.filter(slug=slug, is_current=True).first()
-    if task is not None:
-        return task
-    config = Path(settings.MLGYM_DIR or "", "configs", "tasks", f"{slug}.yaml")
-    if settings.MLGYM_DIR and config.is_file():
-        try:
-            from benchmark.tasks.loader import task_sync_spec
-            from benchmark.tasks.mlgym import mlgym_task_load
-
-            return task_sync_spec(mlgym_task_load(config, mlgym_dir=Path(settings.MLGYM_DIR)))
-        except ImportError:
-            pass
-    metric, direction = MLGYM_METRICS.get(slug, ("", "max"))
-    task, _ = Task.objects.get_or_create(
-        slug=slug,
-        version_hash=hashlib.sha256(f"mlgym-stub:{slug}".encode()).hexdigest(),
-        defaults={
-            "kind": Task.Kind.MLGYM,
-            "title": slug,
-            "metric": metric,
-            "direction": direction,
-            "source": "mlgym",
-            "data_status": Task.DataStatus.MISSING,
-            "data_detail": "imported with an MLGym trajectory; the task's files are not on this machine",
-        },
-    )
-    return task
-
-
-def _folder_meta(path: Path) -> dict[str, Any]:
-    """MLGym's run folder: <model>__<task>__<agent config>__t-<temp>__p-<top_p>__c-<cost>__...run_<i>."""
-    parts = path.parent.name.split("__")
-    if len(parts) < 3:
-        return {"model": "unknown", "task": path.stem}
-    meta: dict[str, Any] = {"model": parts[0].removeprefix("metagen-"), "task": parts[1], "agent_config": parts[2]}
-    for part in parts[3:]:
-        for prefix, key in (("t-", "temperature"), ("p-", "top_p"), ("c-", "cost_limit")):
-            if part.startswith(prefix):
-                try:
-                    meta[key] = float(part[len(prefix) :])
-                except ValueError:
-                    pass
-        match = re.search(r"run_(\d+)$", part)
-        if match:
-            meta["run_index"] = int(match.group(1))
-    return meta
-
-
 def _steps(trajectory: list, doc: _Doc) -> list[dict[str, Any]]:
     steps = []
     for position, raw in enumerate(trajectory):
@@ -222,28 +170,28 @@ def traj_read(path: Path) -> tuple[_Doc, Any]:
         raise TrajImportError(path, "file", f"not JSON ({exc.msg}, column {exc.colno})", exc.lineno) from None
 
 
-def traj_import(
-    path: Path | str, *, owner: Any = None, group: RunGroup | None = None, create_task: bool = False
-) -> tuple[Run, bool]:
-    """Import one .traj file; (run, created). Importing the same file again returns the first run.
+@dataclass
+class _Traj:
+    """A .traj file read and checked: what it says about its run."""
 
-    A file error raises TrajImportError (one line: file, line, field) and writes nothing. A value
-    that is not a number where one belongs (`"NaN"`, `"abc"`) is a data issue: the run is imported,
-    that value is recorded as unknown (never as 0) and the issue is kept in `params["import_issues"]`.
-    A task that is not known is an error unless `create_task`.
-    """
-    path = Path(path)
-    doc, data = traj_read(path)
-    key = hashlib.sha256(doc.text.encode()).hexdigest()
-    # The same file, or the same MLGym run folder already imported (also by import_mlgym_results,
-    # which reads the folder's .traj too): one run per released run, never two.
-    existing = (
-        Run.objects.filter(source=Run.Source.MLGYM)
-        .filter(Q(params__import_key=key) | Q(params__mlgym_folder=path.parent.name))
-        .first()
-    )
-    if existing is not None:
-        return existing, False
+    path: Path
+    key: str
+    meta: dict[str, Any]
+    steps: list[dict[str, Any]]
+    scores: list[dict[str, Any]]
+    numbers: dict[str, float | int | None]
+    prompt: dict[str, str]
+    exit_status: str
+    submission: Any
+    issues: list[str]
+
+    @property
+    def unknown(self) -> list[str]:
+        return sorted(field for field, value in self.numbers.items() if value is None)
+
+
+def _traj_parse(path: Path, doc: _Doc, data: Any, key: str) -> _Traj:
+    """The file's run, or TrajImportError (file, line, field) for a file that cannot be one."""
     if not isinstance(data, dict):
         raise doc.error("(top level)", f"expected an object, got {type(data).__name__}")
     trajectory = _require(data, "trajectory", list, doc)
@@ -258,95 +206,127 @@ def traj_import(
         if not isinstance(entry, dict):
             raise doc.error(f"info.score[{position}]", "expected an object of metrics")
     steps = _steps(trajectory, doc)
-    meta = _folder_meta(path)
-    slug = meta["task"] if meta["task"] else path.stem
-    if not create_task and not _known_task(slug):
+    numbers = {
+        field: doc.number(stats.get(key), f"info.model_stats.{key}", integer=field != "cost")
+        for field, key in RUN_NUMBERS
+    }
+    history = data.get("history") if isinstance(data.get("history"), list) else []
+    prompt = {}
+    if len(history) >= 2 and all(isinstance(h, dict) for h in history[:2]):
+        prompt = {"system": str(history[0].get("content", "")), "task": str(history[1].get("content", ""))}
+    meta = folder_meta(path.parent.name, fallback_task=path.stem)
+    return _Traj(
+        path=path,
+        key=key,
+        meta=meta,
+        steps=steps,
+        scores=scores,
+        numbers=numbers,
+        prompt=prompt,
+        exit_status=str(info.get("exit_status") or ""),
+        submission=info.get("submission"),
+        issues=doc.issues,
+    )
+
+
+def traj_import(
+    path: Path | str, *, owner: Any = None, group: RunGroup | None = None, create_task: bool = False
+) -> tuple[Run, bool]:
+    """Import one .traj file; (run, stored). Importing the same file again returns the first run.
+
+    The run of an MLGym run folder is one run whichever importer came first
+    (benchmark.runs.released): a run already imported from the folder's results.json gets this
+    file's steps, cost, tokens and exit status (stored: True), and keeps its results.json scores.
+    A file error raises TrajImportError (one line: file, line, field) and writes nothing. A value
+    that is not a number where one belongs (`"NaN"`, `"abc"`) is a data issue: the run is imported,
+    that value is recorded as unknown (never as 0) and the issue is kept in `params["import_issues"]`.
+    A task that is not known is an error unless `create_task`.
+    """
+    path = Path(path)
+    doc, data = traj_read(path)
+    key = hashlib.sha256(doc.text.encode()).hexdigest()
+    folder = path.parent.name if folder_meta(path.parent.name)["released"] else None
+    existing = released_run(folder, import_key=key)
+    if existing is not None and has_trajectory(existing):
+        return existing, False
+    traj = _traj_parse(path, doc, data, key)
+    slug = traj.meta["task"] or path.stem
+    if existing is None and not create_task and not known_task(slug):
         raise TrajImportError(
             path,
             "task",
             f"{slug!r} (from the folder name {path.parent.name!r}) is not a known task: no such task, no MLGym "
             "config for it, not an MLGym-Bench task; load the task first, or pass --create-task",
         )
-    read = {
-        field: doc.number(stats.get(key), f"info.model_stats.{key}", integer=field != "cost")
-        for field, key in RUN_NUMBERS
-    }
-    unknown = sorted(field for field, value in read.items() if value is None)
-    history = data.get("history") if isinstance(data.get("history"), list) else []
-    prompt = {}
-    if len(history) >= 2 and all(isinstance(h, dict) for h in history[:2]):
-        prompt = {"system": str(history[0].get("content", "")), "task": str(history[1].get("content", ""))}
-    exit_status = str(info.get("exit_status") or "")
-
     with transaction.atomic():
-        task = _mlgym_task(slug)
-        agent, _ = AgentConfig.objects.get_or_create(
-            name=meta["model"],
-            kind=AgentConfig.Kind.MODEL,
-            model=meta["model"],
-            temperature=meta.get("temperature", 0.0),
-            top_p=meta.get("top_p", 0.95),
-            cost_limit=meta.get("cost_limit", 4.0),
-            extra={"source": "mlgym", "agent_config": meta.get("agent_config", "")},
-        )
-        metric = task.metric or MLGYM_METRICS.get(task.slug, ("", "max"))[0]
-        primaries = [_finite(s.get(metric)) for s in scores]
-        submitted = bool(scores) and exit_status.startswith(SUBMITTING)
-        valid = [p for p in primaries if p is not None]
-        better = max if task.direction == Task.Direction.MAX else min
-        run = Run.objects.create(
-            task=task,
-            agent=agent,
-            group=group,
-            owner=owner,
-            source=Run.Source.MLGYM,
-            method=meta["model"],
-            status=Run.Status.FINISHED,
-            exit_status=exit_status,
-            step_count=len(steps),
-            tokens_sent=read["tokens_sent"] or 0,
-            tokens_received=read["tokens_received"] or 0,
-            api_calls=read["api_calls"] or 0,
-            cost=read["cost"] or 0.0,
-            best_attempt=better(valid) if valid else None,
-            best_submission=primaries[-1] if submitted else None,
-            params={
-                "import_key": key,
-                "mlgym_folder": path.parent.name,
-                "import": {**meta, "file": path.name, "folder": path.parent.name, "submission": info.get("submission")},
-                "prompt": prompt,
-                # The stored 0 of an unknown number is not a measurement: pages show "unknown".
-                "cost_recorded": read["cost"] is not None,
-                "unknown": unknown,
-                "import_issues": doc.issues,
-            },
-        )
-        rows = Step.objects.bulk_create([Step(run=run, index=i + 1, **fields) for i, fields in enumerate(steps)])
-        _import_scores(run=run, rows=rows, scores=scores, primaries=primaries, submitted=submitted)
+        if existing is None:
+            run = _run_create(traj, slug=slug, owner=owner, group=group)
+        else:
+            run = Run.objects.select_for_update().get(pk=existing.pk)
+            if has_trajectory(run):  # another import stored it meanwhile
+                return run, False
+        _trajectory_attach(run, traj)
     return run, True
 
 
-def _import_scores(*, run: Run, rows: list[Step], scores: list, primaries: list, submitted: bool) -> None:
-    """Attach each released score to the step that produced it (validate steps in order, last = submit)."""
-    validate_steps = [s for s in rows if s.action.strip() == "validate" and "Evaluation Score" in s.observation]
-    submit_steps = [s for s in rows if s.action.strip() == "submit"]
-    objects = []
-    for position, (metrics, primary) in enumerate(zip(scores, primaries, strict=True)):
-        is_submission = submitted and position == len(scores) - 1
-        if is_submission:
-            step = submit_steps[-1] if submit_steps else None
-        else:
-            step = validate_steps[position] if position < len(validate_steps) else None
-        objects.append(
-            Score(
-                run=run,
-                step=step,
-                kind=Score.Kind.SUBMIT if is_submission else Score.Kind.VALIDATE,
-                metrics=metrics,
-                primary=primary,
-            )
+def _run_create(traj: _Traj, *, slug: str, owner: Any, group: RunGroup | None) -> Run:
+    """A released run known only from its .traj: scored from `info.score` until a results.json comes."""
+    task = mlgym_task(slug)
+    metric = task.metric or MLGYM_METRICS.get(task.slug, ("", "max"))[0]
+    primaries = [_finite(s.get(metric)) for s in traj.scores]
+    submitted = bool(traj.scores) and traj.exit_status.startswith(SUBMITTING)
+    valid = [p for p in primaries if p is not None]
+    better = max if task.direction == Task.Direction.MAX else min
+    run = Run.objects.create(
+        task=task,
+        agent=mlgym_agent(traj.meta),
+        group=group,
+        owner=owner,
+        source=Run.Source.MLGYM,
+        method=traj.meta["method"],
+        status=Run.Status.FINISHED,
+        best_attempt=better(valid) if valid else None,
+        best_submission=primaries[-1] if submitted else None,
+        params={"mlgym_folder": traj.path.parent.name},
+    )
+    Score.objects.bulk_create(
+        Score(
+            run=run,
+            kind=Score.Kind.SUBMIT if submitted and position == len(traj.scores) - 1 else Score.Kind.VALIDATE,
+            metrics=metrics,
+            primary=primary,
         )
-    Score.objects.bulk_create(objects)
+        for position, (metrics, primary) in enumerate(zip(traj.scores, primaries, strict=True))
+    )
+    return run
+
+
+def _trajectory_attach(run: Run, traj: _Traj) -> None:
+    """The file's part of the run: steps, counts, cost, exit status, prompt; its scores linked to steps."""
+    Step.objects.bulk_create([Step(run=run, index=i + 1, **fields) for i, fields in enumerate(traj.steps)])
+    numbers = traj.numbers
+    run.params = {
+        **(run.params or {}),
+        "import_key": traj.key,
+        "import": {**traj.meta, "file": traj.path.name, "folder": traj.path.parent.name, "submission": traj.submission},
+        "prompt": traj.prompt,
+        "has_trajectory": True,
+        # The stored 0 of an unknown number is not a measurement: pages show "unknown".
+        "cost_recorded": numbers["cost"] is not None,
+        "unknown": traj.unknown,
+        "import_issues": traj.issues,
+    }
+    Run.objects.filter(pk=run.pk).update(
+        step_count=len(traj.steps),
+        exit_status=traj.exit_status[:60],
+        tokens_sent=numbers["tokens_sent"] or 0,
+        tokens_received=numbers["tokens_received"] or 0,
+        api_calls=numbers["api_calls"] or 0,
+        cost=numbers["cost"] or 0.0,
+        params=run.params,
+    )
+    run.refresh_from_db()
+    scores_link(run)
 
 
 # -- export ---------------------------------------------------------------------------------------
@@ -421,7 +401,7 @@ def traj_import_paths(*, paths: list[str], owner: Any = None, stdout: Any, creat
     """Import every file; a bad file is reported by name, line and field, the others still import."""
     files = traj_files(paths)
     group = None
-    counts = {"imported": 0, "existing": 0, "failed": 0}
+    counts = {"imported": 0, "joined": 0, "existing": 0, "failed": 0}
     for file in files:
         try:
             with transaction.atomic():  # a file that fails leaves nothing, not even the group
@@ -436,10 +416,12 @@ def traj_import_paths(*, paths: list[str], owner: Any = None, stdout: Any, creat
             continue
         counts["imported" if created else "existing"] += 1
         if created:
+            counts["joined"] += has_results(run)
             for issue in run.params.get("import_issues") or []:
                 stdout.write(f"  ~ {issue}")
+    joined = f" ({counts['joined']} joined runs first imported from results.json)" if counts["joined"] else ""
     stdout.write(
-        f"  MLGym trajectories: {counts['imported']} imported, {counts['existing']} already present,"
+        f"  MLGym trajectories: {counts['imported']} imported{joined}, {counts['existing']} already present,"
         f" {counts['failed']} failed, of {len(files)}"
     )
     return counts

@@ -12,7 +12,10 @@ from benchmark.leaderboards.imports import mlgym_results_import
 
 
 class Command(BaseCommand):
-    help = "Import MLGym's released results.json files (and .traj where present) as runs of methods."
+    help = (
+        "Import MLGym's released results.json files (and the .traj beside them) as runs of methods; "
+        "runs a .traj import created first are completed, never duplicated."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("directory", help="e.g. ../shared/mlgym/trajectories/mlgym_bench_v0")
@@ -22,10 +25,12 @@ class Command(BaseCommand):
         if not directory.is_dir():
             raise CommandError(f"{directory}: not a directory")
         report = mlgym_results_import(directory=directory)
-        if report.imported == 0 and report.skipped_existing == 0:
+        if report.imported + report.completed + report.skipped_existing == 0:
             raise CommandError(f"{directory}: no readable results.json found")
         self.stdout.write(
-            f"imported {report.imported} runs ({report.scores} scores, {report.steps} steps), "
+            f"imported {report.imported} runs ({report.scores} scores), "
+            + (f"completed {report.completed} runs imported before without their results.json part, " if report.completed else "")
+            + f"attached {report.trajectories} trajectories ({report.steps} steps), "
             f"skipped {report.skipped_existing} already imported"
             + (f"; created tasks: {', '.join(sorted(report.tasks_created))}" if report.tasks_created else "")
         )
