@@ -315,6 +315,12 @@ class Run(models.Model):
         null=True, blank=True, help_text="priority-metric score of the final submission"
     )
     params = OutputJSONField(default=dict, blank=True, help_text="launch limits, run index, import metadata")
+    environment = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="what the run ran on: image, image_digest, task_hash, dataset_hash, evaluator_hash, network "
+        "(empty for imported results: MLGym's own environment, not recorded)",
+    )
     worker_name = models.CharField(max_length=200, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -1,20 +1,34 @@
 """The leaderboard over stored runs: which runs a user may rank, scored the way MLGym scores.
 
 Failed runs are not results; neither are the research pipeline's experiments (an agent working on
-an MLR-Bench idea, not on the task's metric) unless asked for. The reference row `baseline` is each
-task's computed baseline. Columns are tasks across sources (`task_names`: MLGym's ids mapped).
+an MLR-Bench idea, not on the task's metric) unless asked for.
+
+Like is compared with like:
+
+* a column is one task (its slug): Referee's ports of MLGym's games are tasks of their own
+  (`battle_of_sexes`, "Battle of the Sexes (Referee port)"), never merged with MLGym's releases
+  (`battleOfSexes`); a Referee run on MLGym's own task shares MLGym's column;
+* the `baseline` row is, per column, the baseline MLGym released with its results
+  (`params["mlgym_baseline"]` of the imported runs, first run folder first, as
+  `manage.py aup --results` reads it) when the column ranks imported results, else the baseline
+  Referee computed for the task (its test split); `page_data["columns"]` says which;
+* every best attempt is a test-split score: MLGym's `validate` scores the test set, so an imported
+  run's best attempt is one already; a Referee run's agent validates on the dev split, and each
+  attempt it validated is scored on the test split after the run, out of its sight
+  (benchmark.runs.attempts). Its best attempt is the best of those and its submission's score.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Q, QuerySet
 from django.urls import NoReverseMatch, reverse
 
-from benchmark.leaderboards.mlgym_results import action_family, baseline_cell
+from benchmark.leaderboards.mlgym_results import action_family, baseline_cell, first_baseline
 from benchmark.leaderboards.scoring import (
     BASELINE,
     Direction,
@@ -26,9 +40,12 @@ from benchmark.leaderboards.scoring import (
 )
 from benchmark.leaderboards.scoring import Leaderboard as Board
 from benchmark.leaderboards.tables import Analysis, finite_or_none
-from benchmark.leaderboards.task_names import column_slugs, task_column
-from benchmark.models import Run, Step, baseline_value
+from benchmark.models import Run, Step, Task, baseline_value
 from benchmark.runs.permissions import visible_runs
+
+# The keys of `Run.environment` a board can group and filter by (what a run ran on).
+ENVIRONMENT_KEYS = ("image", "image_digest", "task_hash", "dataset_hash", "evaluator_hash", "network")
+MLGYM_RELEASE = "MLGym release"  # the environment of an imported result: MLGym's own, unrecorded
 
 
 def leaderboard_runs(user: Any) -> QuerySet[Run]:
@@ -41,6 +58,24 @@ def method_q(names: Sequence[str]) -> Q:
     return Q(method__in=names) | Q(method="", agent__name__in=names)
 
 
+def environment_q(value: str) -> Q:
+    """Runs with this environment ("key=value" of Run.environment, or MLGym release)."""
+    if value == MLGYM_RELEASE:
+        return Q(source=Run.Source.MLGYM)
+    key, _, wanted = value.partition("=")
+    if key not in ENVIRONMENT_KEYS:
+        return Q(pk__in=[])
+    return Q(source=Run.Source.REFEREE, **{f"environment__{key}": wanted})
+
+
+def environment_label(source: str, environment: Mapping[str, Any] | None, key: str) -> str:
+    """How a run's environment reads under one key: "image=referee-sandbox:1a2b", or MLGym release."""
+    if source == Run.Source.MLGYM:
+        return MLGYM_RELEASE
+    value = (environment or {}).get(key)
+    return f"{key}={value}" if value not in (None, "") else f"{key} not recorded"
+
+
 def ranked_runs(runs: QuerySet[Run], *, include_research: bool = False) -> QuerySet[Run]:
     """The runs that are results: not failed, and not research-pipeline experiments unless asked for."""
     runs = runs.exclude(status=Run.Status.FAILED)
@@ -49,13 +84,24 @@ def ranked_runs(runs: QuerySet[Run], *, include_research: bool = False) -> Query
     return runs
 
 
-def cell_runs(runs: QuerySet[Run], *, method: str = "", column: str = "") -> QuerySet[Run]:
+def cell_runs(runs: QuerySet[Run], *, method: str = "", column: str = "", environment: str = "") -> QuerySet[Run]:
     """The runs behind one method, one task column, or one cell of the board."""
     if method:
         runs = runs.filter(method_q([method]))
     if column:
-        runs = runs.filter(task__slug__in=column_slugs([column]))
+        runs = runs.filter(task__slug=column)
+    if environment:
+        runs = runs.filter(environment_q(environment))
     return runs
+
+
+def column_label(slug: str, title: str, source: str) -> str:
+    """A column's header: Referee's ports are named as such, MLGym's tasks by MLGym's id."""
+    if source == "builtin":
+        return f"{title} (Referee port)"
+    if source == "mlgym":
+        return slug
+    return title or slug
 
 
 def _run_link(code: Any) -> str | None:
@@ -65,97 +111,188 @@ def _run_link(code: Any) -> str | None:
         return None
 
 
+@dataclass
+class _Column:
+    """What the board knows about one task column while reading its runs."""
+
+    slug: str
+    direction: Direction
+    label: str
+    imported: list[tuple[str, float | None]] = field(default_factory=list)  # (run folder, released baseline)
+    computed: float | None = None
+    referee_runs: int = 0
+
+    def baseline(self, issues: list[Issue]) -> tuple[float | None, str | None]:
+        """(the column's baseline, where it comes from): MLGym's released one for imported results."""
+        if self.imported:
+            value, problem = first_baseline(sorted(self.imported, key=lambda pair: pair[0]), task=self.slug)
+            if problem:
+                issues.append(problem)
+            if value is not None:
+                if self.referee_runs:
+                    computed = "none" if self.computed is None else f"{self.computed:.6g}"
+                    issues.append(
+                        Issue(
+                            self.slug,
+                            BASELINE,
+                            f"MLGym's released baseline {value:.6g} ranks this column's {self.referee_runs} Referee "
+                            f"run(s) too (Referee's computed baseline: {computed}); "
+                            "choose Referee runs only to rank them against it",
+                        )
+                    )
+                return value, "imported"
+        return self.computed, ("computed" if self.computed is not None else None)
+
+
+def test_split_attempt(
+    *, source: str, best_attempt: float | None, best_submission: float | None, params: Mapping[str, Any] | None
+) -> tuple[float | None, str]:
+    """(a run's best attempt on the test split, why it is only its submission's score, or "").
+
+    An imported run's best attempt is one already (MLGym's validate scores the test set). A
+    Referee run's is the best of its validated attempts' test scores (benchmark.runs.attempts) and
+    its submission's; until those are in, or for a run from before they existed, its submission's."""
+    if source == Run.Source.MLGYM:
+        return best_attempt, ""
+    params = params or {}
+    scoring = params.get("test_scoring") if isinstance(params.get("test_scoring"), dict) else {}
+    kept = params.get("attempts_kept") or []
+    if scoring.get("status") == "done":
+        return scoring.get("best_attempt"), ""
+    if kept:
+        detail = f": {scoring['error']}" if scoring.get("error") else ""
+        why = (
+            f"{len(kept)} validated attempt(s) not scored on the test split yet "
+            f"({scoring.get('status', 'queued')}{detail}): its submission's score stands for its best attempt"
+        )
+        return best_submission, why
+    if best_attempt is not None and best_attempt != best_submission:
+        return best_submission, (
+            "its validated attempts were scored on the dev split only (the run predates test-split scoring "
+            "of attempts): its submission's score stands for its best attempt"
+        )
+    return best_submission, ""
+
+
 def _stored_run_score(row: Mapping[str, Any], baseline: float | None, issues: list[Issue]) -> RunScore:
-    """A run's stored best attempt / submission, checked like file scores (None, NaN, absurd)."""
+    """A run's best attempt / submission on the test split, checked like file scores (None, NaN, absurd)."""
     source = f"run {row['code']} ({row['method'] or row['agent__name']}, {row['task__slug']})"
-    if row["best_attempt"] is None:
+    params = {"test_scoring": row["params__test_scoring"], "attempts_kept": row["params__attempts_kept"]}
+    attempt, why = test_split_attempt(
+        source=row["source"], best_attempt=row["best_attempt"], best_submission=row["best_submission"], params=params
+    )
+    if why:
+        issues.append(Issue(source, "best_attempt", why))
+    if attempt is None and row["best_submission"] is None:
         issues.append(Issue(source, "best_attempt", "no score (the run never validated or submitted)"))
         return RunScore(None, None, 0)
     values = []
-    for name in ("best_attempt", "best_submission"):
-        value, issue = (
-            (None, None) if row[name] is None else clean_value(row[name], source=source, metric=name, baseline=baseline)
-        )
+    for name, raw in (("best_attempt", attempt), ("best_submission", row["best_submission"])):
+        value, issue = (None, None) if raw is None else clean_value(raw, source=source, metric=name, baseline=baseline)
         if issue:
             issues.append(issue)
         values.append(value)
     return RunScore(values[0], values[1], 0)
 
 
-def runs_leaderboard(
-    runs: QuerySet[Run], *, methods: Sequence[str] | None = None, include_research: bool = False
-) -> tuple[Board, Analysis, list[dict[str, Any]]]:
-    """MLGym scoring over `runs` (their stored best attempt / best submission), plus the analyses.
+RUN_FIELDS = (
+    "id",
+    "code",
+    "method",
+    "agent__name",
+    "source",
+    "task__slug",
+    "task__title",
+    "task__source",
+    "task__metric",
+    "task__direction",
+    "task__baseline_scores",
+    "best_attempt",
+    "best_submission",
+    "exit_status",
+    "cost",
+    "environment",
+    # Only the keys the board reads, not the whole params (imported prompts are long).
+    "params__cost_recorded",
+    "params__mlgym_folder",
+    "params__mlgym_baseline",
+    "params__test_scoring",
+    "params__attempts_kept",
+)
 
-    Failed runs are not results (a run whose model never answered, a harness error): left out,
-    as they are of AUP. The reference row `baseline` is each task's computed baseline score: the
-    column's own task's (Referee's computed one for a mapped game) before an alias's."""
+
+def runs_leaderboard(
+    runs: QuerySet[Run],
+    *,
+    methods: Sequence[str] | None = None,
+    include_research: bool = False,
+    group_by: str = "",
+) -> tuple[Board, Analysis, list[dict[str, Any]]]:
+    """MLGym scoring over `runs` (see the module docstring), plus the analyses and the run list.
+
+    `group_by` (a key of ENVIRONMENT_KEYS) splits each method into one row per environment it ran on.
+    The board's `columns` describe each column: label, baseline and where the baseline comes from."""
     runs = ranked_runs(runs, include_research=include_research)
-    rows = list(
-        runs.order_by("task__slug", "method", "created_at").values(
-            "id",
-            "code",
-            "method",
-            "agent__name",
-            "source",
-            "task__slug",
-            "task__metric",
-            "task__direction",
-            "task__baseline_scores",
-            "best_attempt",
-            "best_submission",
-            "exit_status",
-            "cost",
-            "params",
-        )
-    )
-    by_cell: dict[tuple[str, str], list[RunScore]] = defaultdict(list)
-    directions: dict[str, Direction] = {}
-    baselines: dict[str, float | None] = {}
-    analysis = Analysis()
+    rows = list(runs.order_by("task__slug", "method", "created_at").values(*RUN_FIELDS))
+    columns: dict[str, _Column] = {}
     issues: list[Issue] = []
-    run_rows = []
-    own_baseline: set[str] = set()  # columns whose baseline comes from the column's own task
     for row in rows:
-        method, task = row["method"] or row["agent__name"], task_column(row["task__slug"])
-        direction = Direction(row["task__direction"])
-        if directions.setdefault(task, direction) != direction:
-            issue = Issue(task, row["task__slug"], f"direction {direction} differs from the column's; check task_names")
-            if issue not in issues:
-                issues.append(issue)
-        if task not in own_baseline:
-            value = baseline_value(row["task__baseline_scores"], row["task__metric"])
-            if value is not None and (row["task__slug"] == task or baselines.get(task) is None):
-                baselines[task] = value
-                if row["task__slug"] == task:
-                    own_baseline.add(task)
-            baselines.setdefault(task, None)
-        by_cell[(method, task)].append(_stored_run_score(row, baselines.get(task), issues))
-        params = row["params"] or {}
-        if row["source"] == Run.Source.REFEREE or params.get("cost_recorded"):
-            analysis.costs.setdefault(method, []).append(row["cost"])
+        slug = row["task__slug"]
+        column = columns.get(slug)
+        if column is None:
+            label = column_label(slug, row["task__title"], row["task__source"])
+            column = columns[slug] = _Column(slug, Direction(row["task__direction"]), label)
+        if row["source"] == Run.Source.MLGYM:
+            released = row["params__mlgym_baseline"]
+            value = released.get(row["task__metric"]) if isinstance(released, dict) else None
+            column.imported.append((row["params__mlgym_folder"] or "", value))
+        else:
+            column.referee_runs += 1
+        if column.computed is None:
+            column.computed = baseline_value(row["task__baseline_scores"], row["task__metric"])
+    baselines: dict[str, float | None] = {}
+    baseline_sources: dict[str, str | None] = {}
+    for slug, column in columns.items():
+        baselines[slug], baseline_sources[slug] = column.baseline(issues)
+    by_cell: dict[tuple[str, str], list[RunScore]] = defaultdict(list)
+    analysis = Analysis()
+    run_rows = []
+    method_of: dict[int, str] = {}
+    for row in rows:
+        method, task = row["method"] or row["agent__name"], row["task__slug"]
+        environment = environment_label(row["source"], row["environment"], group_by) if group_by else ""
+        ranked_as = f"{method} · {environment}" if group_by else method
+        method_of[row["id"]] = ranked_as
+        score = _stored_run_score(row, baselines.get(task), issues)
+        by_cell[(ranked_as, task)].append(score)
+        cost_known = row["source"] == Run.Source.REFEREE or row["params__cost_recorded"]
+        if cost_known:
+            analysis.costs.setdefault(ranked_as, []).append(row["cost"])
         if row["exit_status"]:
-            analysis.exit_statuses.setdefault(method, Counter())[row["exit_status"]] += 1
+            analysis.exit_statuses.setdefault(ranked_as, Counter())[row["exit_status"]] += 1
         run_rows.append(
             {
-                "method": method,
+                "method": ranked_as,
+                "method_base": method,
                 "task": task,
-                "task_slug": row["task__slug"],
                 "source": row["source"],
-                "best_attempt": finite_or_none(row["best_attempt"]),
-                "best_submission": finite_or_none(row["best_submission"]),
+                "environment": environment,
+                "best_attempt": finite_or_none(score.best_attempt),
+                "best_submission": finite_or_none(score.best_submission),
                 "exit_status": row["exit_status"],
-                "cost": row["cost"] if row["source"] == Run.Source.REFEREE or params.get("cost_recorded") else None,
+                "cost": row["cost"] if cost_known else None,
                 "url": _run_link(row["code"]),
             }
         )
-    actions = Step.objects.filter(run_id__in=[r["id"] for r in rows]).values_list(
-        "run__method", "run__agent__name", "action"
-    )
-    for method, agent_name, action in actions.iterator(chunk_size=2000):
-        analysis.actions.setdefault(method or agent_name, Counter())[action_family(action)] += 1
-    tasks = sorted(directions)
-    chosen = list(methods) if methods else sorted({m for m, _ in by_cell})
+    actions = Step.objects.filter(run_id__in=list(method_of)).values_list("run_id", "action")
+    for run_id, action in actions.iterator(chunk_size=2000):
+        analysis.actions.setdefault(method_of[run_id], Counter())[action_family(action)] += 1
+    tasks = sorted(columns)
+    directions = {t: columns[t].direction for t in tasks}
+    if methods and group_by:
+        chosen = sorted({m for m, _ in by_cell if m.split(" · ")[0] in methods})
+    else:
+        chosen = list(methods) if methods else sorted({m for m, _ in by_cell})
     cells = {
         (m, t): method_task_score(method=m, task=t, runs=scores, direction=directions[t])
         for (m, t), scores in by_cell.items()
@@ -171,4 +308,17 @@ def runs_leaderboard(
         baselines=baselines,
     )
     board.issues[:0] = issues
+    board.columns = {
+        t: {"label": columns[t].label, "baseline": baselines[t], "baseline_source": baseline_sources[t]} for t in tasks
+    }
     return board, analysis, run_rows
+
+
+def task_labels(slugs: Sequence[str]) -> dict[str, str]:
+    """Column labels of task slugs, for the filter's choices (the current version's title and source)."""
+    labels = {}
+    for slug, title, source in (
+        Task.objects.filter(slug__in=slugs).order_by("slug", "-is_current").values_list("slug", "title", "source")
+    ):
+        labels.setdefault(slug, column_label(slug, title, source))
+    return labels

@@ -228,18 +228,26 @@ def read_results_dir(
         )
     baselines: dict[str, float] = {}
     for task, values in baseline_values.items():
-        counts = Counter(v for v, _ in values)
-        # MLGym takes the first file that has one; all agree in the release, say so if not.
-        baselines[task] = values[0][0]
-        if len(counts) > 1:
-            issues.append(
-                Issue(
-                    task,
-                    "baseline",
-                    f"runs disagree on the baseline: {sorted(counts)}; using {values[0][0]}",
-                )
-            )
+        value, problem = first_baseline([(name, v) for v, name in values], task=task)
+        if value is not None:
+            baselines[task] = value
+        if problem:
+            issues.append(problem)
     return ResultsSet(runs, baselines, issues)
+
+
+def first_baseline(values: Sequence[tuple[str, float | None]], *, task: str) -> tuple[float | None, Issue | None]:
+    """A task's baseline as MLGym reads it from `(run folder, baseline)` pairs in folder order: the
+    first folder's that has one. All agree in the release; the issue says so when they do not. The
+    leaderboard page reads the baselines its imported runs store the same way (board.py)."""
+    usable = [(name, v) for name, v in values if v is not None]
+    if not usable:
+        return None, None
+    first = usable[0][1]
+    counts = Counter(v for _, v in usable)
+    if len(counts) > 1:
+        return first, Issue(task, "baseline", f"runs disagree on the baseline: {sorted(counts)}; using {first}")
+    return first, None
 
 
 def baseline_cell(task: str, value: float | None) -> MethodTaskScore:

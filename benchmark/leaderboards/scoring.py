@@ -318,6 +318,8 @@ class Leaderboard:
     cells: dict[tuple[str, str], MethodTaskScore]  # (method, task)
     results: dict[Scoring, ScoringResult]
     issues: list[Issue]
+    # Per task: how a caller describes its column (label, baseline and its source); JSON-ready.
+    columns: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (non-finite numbers become None)."""
@@ -349,6 +351,7 @@ class Leaderboard:
                 }
                 for t in self.tasks
             },
+            "columns": self.columns,
             "issues": [{"source": i.source, "field": i.field, "message": i.message} for i in self.issues],
         }
 

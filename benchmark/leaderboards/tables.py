@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmark.leaderboards.mlgym_results import ACTION_ORDER
+from benchmark.leaderboards.published import published_comparison
 from benchmark.leaderboards.scoring import BASELINE, Scoring
 from benchmark.leaderboards.scoring import Leaderboard as Board
 from benchmark.text_tables import latex_escape, latex_tabular, markdown_table
@@ -293,8 +294,18 @@ class Analysis:
     actions: dict[str, Counter[str]] = field(default_factory=dict)
 
 
-def page_data(board: Board, analysis: Analysis, *, runs: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
-    """Everything the page and the downloads show, JSON-ready; stored as is in a saved leaderboard."""
+def page_data(
+    board: Board,
+    analysis: Analysis,
+    *,
+    runs: Sequence[Mapping[str, Any]] = (),
+    research: bool = False,
+    grouped: bool = False,
+) -> dict[str, Any]:
+    """Everything the page and the downloads show, JSON-ready; stored as is in a saved leaderboard.
+
+    `published` is MLGym's published table beside this one when the board ranks MLGym's method
+    set (benchmark.leaderboards.published), else None."""
     data = board.as_dict()
     data["methods"] = ranked_methods(board)
     data["rows"] = table_rows(board)
@@ -311,6 +322,12 @@ def page_data(board: Board, analysis: Analysis, *, runs: Sequence[Mapping[str, A
         "exit_status": sorted(analysis.exit_statuses),
         "actions": sorted(analysis.actions),
     }
+    data["published"] = published_comparison(data, runs=runs, research=research, grouped=grouped)
+    # A row links to its runs: by its method, and by its environment when rows are per environment.
+    ranked_as = {run["method"]: (run.get("method_base", run["method"]), run.get("environment", "")) for run in runs}
+    for row in data["rows"]:
+        row["method_filter"], row["environment"] = ranked_as.get(row["method"], (row["method"], ""))
+        row["published"] = (data["published"] or {}).get("rows", {}).get(row["method"])
     return data
 
 

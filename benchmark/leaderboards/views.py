@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlencode
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -11,10 +13,16 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.roles import ADMIN, RESEARCHER, is_admin, role_required
-from benchmark.leaderboards.board import cell_runs, leaderboard_runs, ranked_runs, runs_leaderboard
+from benchmark.leaderboards.board import (
+    cell_runs,
+    leaderboard_runs,
+    ranked_runs,
+    runs_leaderboard,
+    test_split_attempt,
+)
 from benchmark.leaderboards.forms import LeaderboardFilter
+from benchmark.leaderboards.published import published_filter
 from benchmark.leaderboards.tables import leaderboard_csv, leaderboard_latex, leaderboard_markdown, page_data
-from benchmark.leaderboards.task_names import column_aliases
 from benchmark.models import Leaderboard
 
 
@@ -27,19 +35,44 @@ def _live(request: HttpRequest) -> tuple[LeaderboardFilter, dict[str, Any] | Non
     selected = form.filtered(runs)
     if not selected.exists():
         return form, None
+    research, group_by = form.cleaned_data["research"], form.cleaned_data.get("group_by") or ""
     board, analysis, run_rows = runs_leaderboard(
-        selected, methods=form.cleaned_data.get("methods") or None, include_research=form.cleaned_data["research"]
+        selected, methods=form.cleaned_data.get("methods") or None, include_research=research, group_by=group_by
     )
-    return form, page_data(board, analysis, runs=run_rows)
+    return form, page_data(board, analysis, runs=run_rows, research=research, grouped=bool(group_by))
 
 
 EXPORT_FORMATS = [("csv", "CSV"), ("json", "JSON"), ("md", "Markdown"), ("tex", "LaTeX")]
+BASELINE_SOURCES = {
+    "imported": "MLGym's released baseline (results.json)",
+    "computed": "Referee's computed baseline (test split)",
+    None: "no baseline",
+}
 
 
 def _board_context(data: Mapping[str, Any] | None) -> dict[str, Any]:
-    """What the board template needs beside the data: column headers with the MLGym names they cover."""
+    """What the board template needs beside the data: column headers and where each baseline comes from."""
     tasks = data["tasks"] if data else []
-    return {"columns": [{"task": t, "aliases": column_aliases(t)} for t in tasks], "export_formats": EXPORT_FORMATS}
+    described = (data or {}).get("columns") or {}  # a board saved before columns were described has none
+    columns = []
+    for task in tasks:
+        column = described.get(task, {})
+        source = column.get("baseline_source")
+        columns.append(
+            {
+                "task": task,
+                "label": column.get("label", task),
+                "baseline_source": source,
+                "baseline_words": BASELINE_SOURCES.get(source, BASELINE_SOURCES[None]) if column else "",
+            }
+        )
+    query = urlencode(published_filter(), doseq=True)
+    return {
+        "columns": columns,
+        "export_formats": EXPORT_FORMATS,
+        "published_query": query,
+        "baseline_counts": Counter(c["baseline_source"] for c in columns if c["baseline_words"]),
+    }
 
 
 @require_GET
@@ -103,12 +136,17 @@ def leaderboard_cell(request: HttpRequest) -> HttpResponse:
         return render(request, "benchmark/leaderboard_cell.html", {"form": form, "runs": None}, status=400)
     selected = ranked_runs(form.filtered(runs), include_research=form.cleaned_data["research"])
     rows = (
-        cell_runs(selected, method=method, column=column)
+        cell_runs(selected, method=method, column=column, environment=request.GET.get("env", "")[:300])
         .select_related("task", "agent")
         .order_by("task__slug", "-best_attempt", "created_at")[:500]
     )
+    rows = list(rows)
+    for run in rows:  # the best attempt the board ranks: a test-split score (board.test_split_attempt)
+        run.ranked_attempt, run.ranked_note = test_split_attempt(
+            source=run.source, best_attempt=run.best_attempt, best_submission=run.best_submission, params=run.params
+        )
     params = request.GET.copy()
-    for key in ("method", "task"):
+    for key in ("method", "task", "env"):
         params.pop(key, None)
     context = {"form": form, "runs": rows, "method": method, "column": column, "query": params.urlencode()}
     return render(request, "benchmark/leaderboard_cell.html", context)

@@ -21,7 +21,7 @@ from benchmark.agent.loop import Decision, ExitStatus, Outcome, Usage, run_loop
 from benchmark.agent.policies import LLMPolicy, ModelSettings, baseline_policy, replay_policy
 from benchmark.agent.prompt import TASK_TEMPLATE, system_message
 from benchmark.models import AgentConfig, Run, RunGroup, RunShare, Score, Step, Task
-from benchmark.runs import heartbeat, progress, queueing
+from benchmark.runs import attempts, heartbeat, progress, queueing
 from benchmark.runs.resume import committed_steps, policy_restore, prior_usage, workspace_replay
 from config.db import reconnecting
 from sandbox.conf import host_id
@@ -387,7 +387,12 @@ def _run_drive(run: Run) -> Run:
         evaluation.workspace_prepare(task=run.task, session=session)
 
         def evaluate(split: str) -> Any:
-            return evaluation.submission_evaluate(task=run.task, session=session, split=split)
+            # A validated attempt is kept, to be scored on the test split after the run (runs.attempts).
+            kept = attempts.attempt_take(task=run.task, session=session) if split == "dev" else None
+            result = evaluation.submission_evaluate(task=run.task, session=session, split=split)
+            if kept is not None and result.ok:
+                attempts.attempt_keep(run=run, step_index=run.step_count + 1, artifacts=kept)
+            return result
 
         env = Environment(
             session=session,
@@ -488,6 +493,7 @@ def _run_finish(*, run: Run, outcome: Outcome, error: str, policy: Any, recorder
         run.refresh_from_db()
 
     reconnecting(finish, what=f"the end of run {run.code}")  # the same on a second try
+    attempts.attempts_enqueue(run)  # its validated attempts, scored on the test split (runs.attempts)
     progress.run_status_send(run)  # one try: the status is committed, a reconnecting viewer reads it
     log.info("run %s ended: %s %s after %.1fs", run.code, run.status, run.exit_status, wall)
     return run

@@ -16,34 +16,16 @@ from benchmark.leaderboards.mlgym_results import (
     read_results_dir,
     results_leaderboard,
 )
+from benchmark.leaderboards.published import PAPER, PUBLISHED_TAU_MAX, RELEASE
+from benchmark.leaderboards.published import PUBLISHED_AUP as TABLE
 from benchmark.leaderboards.scoring import BASELINE, Scoring
 
 REPO = Path(__file__).resolve().parents[3]
 
-# MLGym's published leaderboard of 12 models (AUP@4, best attempt / best submission), from the
-# revised MLGym paper on OpenReview (https://openreview.net/pdf?id=ryTr83DxRq), as quoted in a
-# public benchmark survey found with the search tool. Only these two rows could be found in
-# the stored public sources; the test checks them to three decimals.
-PUBLISHED_AUP = {
-    "gemini-25-pro": (1.419, 1.445),
-    "claude-37-sonnet": (1.350, 1.378),
-}
-
-# The rest of the 12-model table as this code computes it from the released files (NOT a
-# published reference: it pins the computation so any change to it is noticed).
-COMPUTED_AUP = {
-    "gpt4o2": (1.288, 1.317),
-    "gpt-o3-mini": (1.214, 1.236),
-    "gpt-o1": (1.423, 1.444),
-    "deepseek-r1": (1.249, 1.267),
-    "llama3-405b-tools": (1.330, 1.353),
-    "llama4-17b-16": (1.267, 1.288),
-    "llama4-17b-128": (1.303, 1.330),
-    "claude-35-sonnet-new": (1.426, 1.419),
-    "gemini-15-pro": (1.420, 1.405),
-    "gemini-20-flash-thinking": (1.374, 1.385),
-    BASELINE: (1.220, 1.243),
-}
+# MLGym's published table (benchmark.leaderboards.published): the rows found in the paper, and the
+# others as MLGym's published method gives them from the released files (each row says which).
+PUBLISHED_AUP = {m: (r.best_attempt, r.best_submission) for m, r in TABLE.items() if r.source == PAPER}
+COMPUTED_AUP = {m: (r.best_attempt, r.best_submission) for m, r in TABLE.items() if r.source == RELEASE}
 
 
 def _mlgym_results_candidates() -> list[Path]:
@@ -119,7 +101,7 @@ def test_it_reproduces_mlgyms_published_leaderboard_from_the_released_files():
     board = results_leaderboard(results, models=PUBLISHED_MODELS)
     assert board.methods == [*PUBLISHED_MODELS, BASELINE]
     assert len(board.tasks) == 13
-    assert board.tau_max == 1.5
+    assert board.tau_max == PUBLISHED_TAU_MAX
     got = {
         m: (
             round(board.results[Scoring.BEST_ATTEMPT].aup[m], 3),

@@ -1,30 +1,27 @@
-"""One column per task across sources, research experiments kept off, the runs behind a cell, text exports."""
+"""A column is one task: Referee's ports and MLGym's releases apart, each column's baseline from
+its own source; research experiments kept off, the runs behind a cell, text exports."""
 
 from __future__ import annotations
 
 import json
 import uuid
-from pathlib import Path
 
 import pytest
-import yaml
 from django.urls import reverse
 
-from benchmark.leaderboards.mlgym_results import MLGYM_TASKS
-from benchmark.leaderboards.task_names import MLGYM_TO_REFEREE, column_slugs, task_column
 from benchmark.models import Run, Task
 from tests.benchmark.leaderboards.test_pages import PAGE, aup_table, download, make_run
 
-BUILTIN = Path(__file__).resolve().parents[3] / "benchmark" / "tasks" / "builtin"
 CELL = reverse("benchmark:leaderboard_cell")
+COMPUTED = {"test": {"primary": 1.2, "metrics": {"Score": 1.2}, "error": ""}}
 
 
-def game(slug: str, *, source: str, baseline: dict) -> Task:
+def game(slug: str, *, source: str, baseline: dict, title: str = "") -> Task:
     return Task.objects.create(
         slug=slug,
         version_hash=uuid.uuid4().hex * 2,
         kind=Task.Kind.MLGYM,
-        title=slug,
+        title=title or slug,
         metric="Score",
         direction=Task.Direction.MAX,
         source=source,
@@ -32,38 +29,73 @@ def game(slug: str, *, source: str, baseline: dict) -> Task:
     )
 
 
+def released(task: Task, method: str, attempt: float, folder: str, baseline: float | None = 1.0227) -> Run:
+    """An imported run as import_mlgym_results stores it: the release's baseline on the run."""
+    return make_run(
+        task,
+        method=method,
+        attempt=attempt,
+        source=Run.Source.MLGYM,
+        params={"mlgym_folder": folder, "mlgym_baseline": {} if baseline is None else {"Score": baseline}},
+    )
+
+
 @pytest.fixture
 def games(db) -> dict[str, Task]:
-    computed = {"test": {"primary": 1.2, "metrics": {"Score": 1.2}, "error": ""}}
     return {
-        "referee": game("battle_of_sexes", source="builtin", baseline=computed),
-        "mlgym": game("battleOfSexes", source="mlgym", baseline={"Score": 1.0227}),
+        "referee": game("battle_of_sexes", source="builtin", baseline=COMPUTED, title="Battle of the Sexes"),
+        # MLGym's own task as the loader stores it: no computed baseline on this machine yet.
+        "mlgym": game("battleOfSexes", source="mlgym", baseline={}),
     }
 
 
-def test_it_maps_only_mlgym_tasks_to_builtin_tasks_scored_the_same_way():
-    for mlgym_id, slug in MLGYM_TO_REFEREE.items():
-        spec = yaml.safe_load((BUILTIN / slug / "task.yaml").read_text())
-        assert (spec["metric"], spec["direction"]) == (MLGYM_TASKS[mlgym_id].metric, MLGYM_TASKS[mlgym_id].direction)
-    assert task_column("battleOfSexes") == "battle_of_sexes" == task_column("battle_of_sexes")
-    assert task_column("3SATTime") == "3SATTime"  # wall time is not sat_solver's decision count
-    assert column_slugs(["colonel_blotto", "toy"]) == ["blotto", "colonel_blotto", "toy"]
-
-
-def test_it_puts_both_sources_of_a_game_in_one_column_against_referees_baseline(client_for, researcher, games):
+def test_it_keeps_a_referee_port_and_mlgyms_task_in_columns_of_their_own(client_for, researcher, games):
     make_run(games["referee"], method="rita-agent", owner=researcher, attempt=1.4)
-    make_run(games["mlgym"], method="gpt-o1", attempt=1.44, source=Run.Source.MLGYM)
+    released(games["mlgym"], "gpt-o1", 1.44, "b")
+    released(games["mlgym"], "gpt-o1", 1.1, "a", baseline=1.0)
     client = client_for(researcher)
     data = json.loads(client.get(download("json")).content)
-    assert data["tasks"] == ["battle_of_sexes"]
-    scores = data["scores"]["battle_of_sexes"]
-    assert scores["gpt-o1"]["best_attempt"] == 1.44 and scores["rita-agent"]["best_attempt"] == 1.4
-    assert scores["baseline"]["best_attempt"] == 1.2  # Referee's computed baseline, not MLGym's 1.0227
+    assert data["tasks"] == ["battleOfSexes", "battle_of_sexes"]
+    assert data["columns"]["battle_of_sexes"] == {
+        "label": "Battle of the Sexes (Referee port)",
+        "baseline": 1.2,
+        "baseline_source": "computed",
+    }
+    # MLGym's released baseline, first run folder first (as `manage.py aup --results` reads it)
+    assert data["columns"]["battleOfSexes"] == {
+        "label": "battleOfSexes",
+        "baseline": 1.0,
+        "baseline_source": "imported",
+    }
+    assert any("runs disagree on the baseline" in issue["message"] for issue in data["issues"])
+    assert data["scores"]["battle_of_sexes"]["gpt-o1"]["n_runs"] == 0  # never merged
+    assert data["scores"]["battleOfSexes"]["rita-agent"]["n_runs"] == 0
     page = client.get(PAGE).content.decode()
-    assert 'value="battleOfSexes"' not in page and "= battleOfSexes" in aup_table(page)
-    # Ticking the column selects the runs of both names.
+    table = aup_table(page)
+    assert "Battle of the Sexes (Referee port)" in table and "baseline: imported" in table
+    assert "baseline: computed" in table
+    assert "MLGym&#x27;s released baseline (results.json)" in page and 'value="battleOfSexes"' in page
     picked = json.loads(client.get(download("json"), {"tasks": ["battle_of_sexes"]}).content)
-    assert set(picked["methods"]) == {"gpt-o1", "rita-agent", "baseline"}
+    assert set(picked["methods"]) == {"rita-agent", "baseline"} and picked["tasks"] == ["battle_of_sexes"]
+
+
+def test_it_puts_a_referee_run_on_mlgyms_own_task_in_mlgyms_column(client_for, researcher, games):
+    games["mlgym"].baseline_scores = {"test": {"primary": 1.01, "metrics": {"Score": 1.01}, "error": ""}}
+    games["mlgym"].save()
+    make_run(games["mlgym"], method="rita-agent", owner=researcher, attempt=1.3)
+    released(games["mlgym"], "gpt-o1", 1.44, "a")
+    client = client_for(researcher)
+    data = json.loads(client.get(download("json")).content)
+    assert data["tasks"] == ["battleOfSexes"] and set(data["methods"]) == {"rita-agent", "gpt-o1", "baseline"}
+    assert data["columns"]["battleOfSexes"]["baseline_source"] == "imported"
+    assert data["scores"]["battleOfSexes"]["baseline"]["best_attempt"] == 1.0227
+    assert any("ranks this column's 1 Referee run(s) too" in issue["message"] for issue in data["issues"])
+    referee = json.loads(client.get(download("json"), {"source": "referee"}).content)
+    assert referee["columns"]["battleOfSexes"] == {
+        "label": "battleOfSexes",
+        "baseline": 1.01,
+        "baseline_source": "computed",
+    }
 
 
 def test_it_keeps_research_pipeline_experiments_off_unless_asked_for(client_for, researcher, games):
@@ -84,13 +116,14 @@ def test_it_lists_the_runs_behind_a_cell_to_those_who_may_see_them(
     client_for, researcher, other_researcher, admin_user, reviewer, games
 ):
     mine = make_run(games["referee"], method="shared-agent", owner=researcher, attempt=1.4)
-    imported = make_run(games["mlgym"], method="shared-agent", attempt=1.3, source=Run.Source.MLGYM)
+    imported = released(games["mlgym"], "shared-agent", 1.3, "a")
     theirs = make_run(games["referee"], method="shared-agent", owner=other_researcher, attempt=1.1)
     failed = make_run(games["referee"], method="shared-agent", owner=researcher, status=Run.Status.FAILED)
     cell = {"method": "shared-agent", "task": "battle_of_sexes"}
     page = client_for(researcher).get(CELL, cell).content.decode()
-    assert str(mine.code) in page and str(imported.code) in page  # both names of the game
+    assert str(mine.code) in page and str(imported.code) not in page  # one task, not its MLGym namesake
     assert str(theirs.code) not in page and str(failed.code) not in page
+    assert str(imported.code) in client_for(researcher).get(CELL, {**cell, "task": "battleOfSexes"}).content.decode()
     assert str(theirs.code) in client_for(admin_user).get(CELL, cell).content.decode()
     assert str(mine.code) not in client_for(other_researcher).get(CELL, cell).content.decode()
     assert client_for(reviewer).get(CELL, cell).status_code == 403

@@ -54,11 +54,27 @@ def make_run(
     )
 
 
+def scored_attempts(best: float) -> dict:
+    """A run's params once its one validated attempt was scored on the test split (runs.attempts)."""
+    return {
+        "attempts_kept": [{"step": 2, "files": {}}],
+        "test_scoring": {"status": "done", "split": "test", "best_attempt": best, "attempts": [{"step": 2}]},
+    }
+
+
 @pytest.fixture
 def runs(task, researcher, other_researcher) -> dict[str, Run]:
     return {
+        # A Referee run whose validated attempts were scored on the test split after it (runs.attempts).
         "mine": make_run(
-            task, method="rita-agent", owner=researcher, attempt=0.9, submission=0.8, cost=1.5, exit_status="submitted"
+            task,
+            method="rita-agent",
+            owner=researcher,
+            attempt=0.95,
+            submission=0.8,
+            cost=1.5,
+            exit_status="submitted",
+            params=scored_attempts(0.9),
         ),
         "theirs": make_run(task, method="oscar-secret-agent", owner=other_researcher, attempt=0.7),
         "imported": make_run(
@@ -211,3 +227,24 @@ def test_it_charts_each_tasks_scores_with_its_baseline_line_or_says_it_has_none(
     assert figures["no-baseline"]["baseline"] is None and "shapes" not in figures["no-baseline"]["layout"]
     assert figures["no-baseline"]["data"][0]["x"] == [0.3]
     assert 'id="task-score-choice"' in page and "no baseline line is drawn" in page
+
+
+def test_it_ranks_referee_runs_by_their_test_split_attempts_only(client_for, researcher, task):
+    """The dev-split score the agent saw is never ranked against the baseline's test-split score:
+    until the attempts are scored on the test split (or for an older run), the submission stands
+    for the best attempt and the board says why."""
+    make_run(task, method="older", owner=researcher, attempt=0.9, submission=0.6)
+    queued = make_run(task, method="queued", owner=researcher, attempt=0.9, submission=0.7)
+    queued.params = {"attempts_kept": [{"step": 3, "files": {}}], "test_scoring": {"status": "queued"}}
+    queued.save()
+    make_run(task, method="scored", owner=researcher, attempt=0.99, submission=0.7, params=scored_attempts(0.75))
+    data = json.loads(client_for(researcher).get(download("json")).content)
+    scores = data["scores"]["toy-accuracy"]
+    assert {m: scores[m]["best_attempt"] for m in ("older", "queued", "scored")} == {
+        "older": 0.6,
+        "queued": 0.7,
+        "scored": 0.75,
+    }
+    messages = [issue["message"] for issue in data["issues"]]
+    assert any("predates test-split scoring" in m for m in messages)
+    assert any("1 validated attempt(s) not scored on the test split yet (queued)" in m for m in messages)
