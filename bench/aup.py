@@ -4,10 +4,14 @@ Measures, in the same run:
   referee   benchmark.leaderboards.mlgym_results + benchmark.leaderboards.scoring: one directory walk, numpy profiles;
   loop      the obvious alternative, written the way MLGym's own script works: a glob per
             (model, task) pair and pure-Python loops over the 500 tau points;
-  cold      the referee path in a fresh interpreter (imports included), as `manage.py aup` pays it.
+  cold      the referee path in a fresh interpreter (imports included), as `manage.py aup` pays it;
+  page      the leaderboard page's compute over the same runs imported into a scratch SQLite
+            database (board.runs_leaderboard + tables.page_data, filtered to the 12 models):
+            first call in a fresh process whose URL conf is loaded (as a web process's is) and
+            warm median, and whether it matches MLGym's table.
 Both warm paths must give the same AUP to 3 decimals.
 
-    python bench/aup.py [--results DIR] [--repeat N]
+    python bench/aup.py [--results DIR] [--repeat N] [--no-page]
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -111,6 +116,61 @@ def loop(results_dir: Path) -> dict[str, tuple[float, float]]:
     return {m: (v[0], v[1]) for m, v in out.items()}
 
 
+PAGE_PROBE = """
+import json, statistics, sys, time
+import django
+django.setup()
+from django.urls import reverse
+reverse("benchmark:leaderboard")  # the URL conf and its views, loaded as in a web process
+from benchmark.leaderboards.board import runs_leaderboard
+from benchmark.leaderboards.mlgym_results import PUBLISHED_MODELS
+from benchmark.leaderboards.tables import page_data
+from benchmark.models import Run
+
+def compute():
+    runs = Run.objects.filter(method__in=PUBLISHED_MODELS)
+    board, analysis, rows = runs_leaderboard(runs, methods=list(PUBLISHED_MODELS))
+    return page_data(board, analysis, runs=rows)
+
+start = time.perf_counter()
+data = compute()
+first = time.perf_counter() - start
+times = []
+for _ in range(int(sys.argv[1])):
+    start = time.perf_counter()
+    compute()
+    times.append(time.perf_counter() - start)
+published = data["published"] or {}
+print(json.dumps({"first": first, "warm": statistics.median(times), "tau_max": data["tau_max"],
+                  "matches": bool(published.get("matches")), "runs": len(data["runs"])}))
+"""
+
+
+def page_compute(results_dir: Path, repeat: int) -> dict[str, object]:
+    """The leaderboard page's compute on a scratch database holding the imported release."""
+    with tempfile.TemporaryDirectory() as scratch:
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "REFEREE_VAR_DIR": scratch,
+            "DATABASE_URL": f"sqlite:///{scratch}/bench.sqlite3",
+        }
+        manage = [sys.executable, str(REPO / "manage.py")]
+        subprocess.run([*manage, "migrate", "-v0"], env=env, cwd=REPO, check=True)
+        subprocess.run(
+            [*manage, "import_mlgym_results", str(results_dir)], env=env, cwd=REPO, check=True, capture_output=True
+        )
+        probe = subprocess.run(
+            [sys.executable, "-c", PAGE_PROBE, str(repeat)],
+            env=env,
+            cwd=REPO,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        return json.loads(probe.stdout.strip().splitlines()[-1])
+
+
 def timed(fn, *args, repeat: int) -> tuple[float, object]:
     times, result = [], None
     for _ in range(repeat):
@@ -124,6 +184,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--results", type=Path, default=None)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--no-page", action="store_true", help="skip the page's compute (it imports into a scratch DB)")
     args = parser.parse_args()
     results_dir = args.results or default_results_dir()
     n_files = sum(1 for _ in results_dir.rglob("results.json"))
@@ -154,6 +215,13 @@ def main() -> None:
     print(f"  same AUP to 3 decimals: {'yes' if not mismatches else 'NO: ' + ', '.join(mismatches)}")
     for m, (a, s) in sorted(ours.items(), key=lambda kv: -kv[1][0]):
         print(f"    {m:26s} best attempt {a:.3f}  best submission {s:.3f}")
+    if not args.no_page:
+        page = page_compute(results_dir, args.repeat)
+        print(
+            f"  page compute over {page['runs']} imported runs (SQLite): first call {page['first'] * 1000:.1f} ms, "
+            f"warm median of {args.repeat}: {page['warm'] * 1000:.1f} ms; tau_max {page['tau_max']}, "
+            f"MLGym's table reproduced: {'yes' if page['matches'] else 'NO'}"
+        )
 
 
 if __name__ == "__main__":

@@ -87,7 +87,7 @@ def mlgym_results_import(stdout: TextIO) -> None:
 
 
 def mlgym_trajectories_import(stdout: TextIO) -> None:
-    """MLGym's 39 released .traj files as runs to read step by step (joins runs imported above)."""
+    """MLGym's released .traj files: the results import above attached them to their runs already (benchmark.runs.released)."""
     root = Path(getattr(settings, "MLGYM_DIR", "") or "/nonexistent") / "trajectories"
     if not root.is_dir():
         stdout.write("  MLGym trajectories: skipped (MLGYM_DIR not set)")

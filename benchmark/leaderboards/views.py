@@ -14,11 +14,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.roles import ADMIN, RESEARCHER, is_admin, role_required
 from benchmark.leaderboards.board import (
+    attempt_on_test_split,
     cell_runs,
     leaderboard_runs,
     ranked_runs,
     runs_leaderboard,
-    test_split_attempt,
 )
 from benchmark.leaderboards.forms import LeaderboardFilter
 from benchmark.leaderboards.published import published_filter
@@ -141,8 +141,8 @@ def leaderboard_cell(request: HttpRequest) -> HttpResponse:
         .order_by("task__slug", "-best_attempt", "created_at")[:500]
     )
     rows = list(rows)
-    for run in rows:  # the best attempt the board ranks: a test-split score (board.test_split_attempt)
-        run.ranked_attempt, run.ranked_note = test_split_attempt(
+    for run in rows:  # the best attempt the board ranks: a test-split score (board.attempt_on_test_split)
+        run.ranked_attempt, run.ranked_note = attempt_on_test_split(
             source=run.source, best_attempt=run.best_attempt, best_submission=run.best_submission, params=run.params
         )
     params = request.GET.copy()

@@ -11,7 +11,7 @@ of its sandbox, in the "artifacts" storage under `attempts/<run code>/<step>/` (
 and the run's test-split best attempt (best of them and of the submission) in
 `run.params["test_scoring"]`. The sandbox is gone by then and nothing is sent to the agent: it
 never sees a test score before it submits. The leaderboard ranks by these scores
-(benchmark.leaderboards.board.test_split_attempt); until they are in it uses the submission and
+(benchmark.leaderboards.board.attempt_on_test_split); until they are in it uses the submission and
 says so. `manage.py score_attempts` runs the job by hand (a run whose job never ran, or failed).
 """
 

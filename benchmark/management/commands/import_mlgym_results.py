@@ -29,7 +29,11 @@ class Command(BaseCommand):
             raise CommandError(f"{directory}: no readable results.json found")
         self.stdout.write(
             f"imported {report.imported} runs ({report.scores} scores), "
-            + (f"completed {report.completed} runs imported before without their results.json part, " if report.completed else "")
+            + (
+                f"completed {report.completed} runs imported before without their results.json part, "
+                if report.completed
+                else ""
+            )
             + f"attached {report.trajectories} trajectories ({report.steps} steps), "
             f"skipped {report.skipped_existing} already imported"
             + (f"; created tasks: {', '.join(sorted(report.tasks_created))}" if report.tasks_created else "")

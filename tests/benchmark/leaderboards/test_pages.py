@@ -136,6 +136,10 @@ def test_it_downloads_csv_and_json_with_aup_and_tau_max(client_for, researcher, 
     # one task: rita 0.9 is best (ratio 1), gpt-o1 0.6 and baseline 0.5 give ratios 1.5 and 1.8
     assert data["scores"]["toy-accuracy"]["gpt-o1"]["ratio_best_attempt"] == pytest.approx(1.5)
     assert data["tau_max"] == 0.4  # ceil(1.8 * 1.05) = 2, log10 2 = 0.301, rounded up to 0.4
+    # each run's link, filled into one reversed pattern, is what reverse() gives for it
+    assert {r["url"] for r in data["runs"]} == {
+        reverse("benchmark:run_detail", args=[run.code]) for run in (runs["mine"], runs["imported"])
+    }
     rows = list(csv.DictReader(io.StringIO(client.get(download("csv")).content.decode())))
     assert {r["method"] for r in rows} == {"rita-agent", "gpt-o1", "baseline"}
     assert {r["tau_max"] for r in rows} == {str(data["tau_max"])}
@@ -229,7 +233,7 @@ def test_it_charts_each_tasks_scores_with_its_baseline_line_or_says_it_has_none(
     assert 'id="task-score-choice"' in page and "no baseline line is drawn" in page
 
 
-def test_it_ranks_referee_runs_by_their_test_split_attempts_only(client_for, researcher, task):
+def test_it_ranks_referee_runs_by_their_attempt_on_test_splits_only(client_for, researcher, task):
     """The dev-split score the agent saw is never ranked against the baseline's test-split score:
     until the attempts are scored on the test split (or for an older run), the submission stands
     for the best attempt and the board says why."""
