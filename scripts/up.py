@@ -1,4 +1,5 @@
-"""`make up`: migrate, seed, and supervise Redis, RQ workers, housekeeping and daphne until Ctrl-C.
+"""`make up`: migrate, seed, and supervise Redis, RQ workers, housekeeping and daphne until Ctrl-C
+(and the Docker engine, when no service manager could start it and make up started dockerd itself).
 
 Every child runs in its own process group; a child that dies is restarted with backoff and the
 log says so (config/supervisor.py). Only Ctrl-C or SIGTERM stops everything. A second `make up`
@@ -60,13 +61,12 @@ def build_image(env: dict[str, str], method: str | None) -> bool:
     return subprocess.run(args, cwd=BASE, env=env).returncode == 0
 
 
-def sandbox_setup(env: dict[str, str]) -> bool:
+def sandbox_setup(env: dict[str, str], supervisor: Supervisor) -> bool:
     """Choose the sandbox backend for this machine (sandbox/choice.py), make what it needs, say
-    which and why, and remember it in var/; False when no sandbox can run here (make up stops)."""
-    from dataclasses import replace
-
+    which and why, and remember it in var/; False when no sandbox can run here (make up stops). A
+    dockerd that make up started itself is supervised with the rest and stopped on Ctrl-C."""
     from sandbox import provision
-    from sandbox.choice import BWRAP, DOCKER, Choice, choose
+    from sandbox.choice import BWRAP, DOCKER, Choice
 
     given = env.get("SANDBOX_BACKEND", "").strip()
     if given:
@@ -75,18 +75,14 @@ def sandbox_setup(env: dict[str, str]) -> bool:
         if given == DOCKER and provision.engine()[0] and not build_image(env, None):
             log("the sandbox image could not be built; runs will fail with that reason until it is (see above)")
         return True
-    machine = provision.probe_machine(environ=env)
-    choice = choose(machine)
-    if choice.steps:
-        log(f"{choice.reason}; first: {', '.join(choice.steps)}")
-        try:
-            provision.apply_steps(choice, log, var_dir=VAR)
-        except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:
-            log(f"that did not work ({exc}); choosing again without installing or starting anything")
-            machine = replace(provision.probe_machine(environ=env), installs_allowed=False, dockerd=False)
-            choice = choose(machine)
-    if choice.backend == DOCKER and choice.image and not build_image(env, choice.image):
-        choice = choose(replace(machine, engine=True, image=False, build_failed=choice.image))
+    settled = provision.settle(environ=env, log=log, var_dir=VAR, build_image=lambda method: build_image(env, method))
+    choice, started = settled.choice, settled.engine
+    if started is not None and started.proc is not None:
+        if choice.backend == DOCKER:
+            supervisor.adopt("docker engine", "docker", started.proc, started.restart, stop_last=True, stop_timeout=30)
+        else:
+            log(f"the sandbox does not use the Docker engine make up started ({choice.reason})")
+            provision.stop_engine(started, log)
     provision.remember(choice, VAR)
     if choice.backend is None:
         log(f"no sandbox can run on this machine: {choice.reason}.")
@@ -172,7 +168,7 @@ def main() -> int:
             wrote_redis_url = True
             started.append(f"Redis: started on 127.0.0.1:{redis_port}, data in {data_dir} (URL in {REDIS_URL_FILE})")
 
-        if not sandbox_setup(env):
+        if not sandbox_setup(env, supervisor):
             return 1
         log("migrating the database ...")
         manage("migrate", "--noinput", env=env)
@@ -219,6 +215,8 @@ def main() -> int:
         return 1
     finally:
         supervisor.stop()
+        if any(child.part == "docker" for child in supervisor.children):  # the dockerd it started is gone
+            (VAR / "dockerd.pid").unlink(missing_ok=True)
         if web_socket is not None:
             web_socket.close()
         if wrote_redis_url:

@@ -54,7 +54,7 @@ class Platform:
         self.proc: subprocess.Popen[str] | None = None
 
     # -- life ----------------------------------------------------------------------------------
-    def start(self, *, timeout: float = 300) -> Platform:
+    def start(self, *, timeout: float = 300, until: str = READY) -> Platform:
         self.proc = subprocess.Popen(
             [sys.executable, str(self.root / "scripts" / "up.py")],
             cwd=self.root,
@@ -65,7 +65,7 @@ class Platform:
             start_new_session=True,
         )
         threading.Thread(target=self._collect, daemon=True).start()
-        self.wait_for(READY, timeout=timeout)
+        self.wait_for(until, timeout=timeout)
         return self
 
     def _collect(self) -> None:
