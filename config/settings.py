@@ -74,6 +74,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.limits.RequestBodyLimitMiddleware",  # before anything reads a body (the CSRF check does)
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -337,6 +338,18 @@ _MAIL_BACKENDS = {
 }
 EMAIL_BACKEND = _MAIL_BACKENDS[env_choice("EMAIL_BACKEND", "smtp" if EMAIL_HOST else "console", tuple(_MAIL_BACKENDS))]
 EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(VAR_DIR / "mail"))
+
+# Request bodies (config/limits.py): refused with 413 before a byte is read when the declared length
+# is over the route's limit (by URL name; uploads only where a form takes files) or the global cap.
+REQUEST_BODY_MAX = env_size_mb("REQUEST_BODY_MAX", 64) * 1024 * 1024
+REQUEST_BODY_DEFAULT = 1024 * 1024  # every form and JSON endpoint
+_SIGN_IN_FORM = 16 * 1024  # posted to by anyone, signed in or not
+REQUEST_BODY_LIMITS = {
+    "accounts:login": _SIGN_IN_FORM,
+    "accounts:invitation_accept": _SIGN_IN_FORM,
+    "accounts:password_change": _SIGN_IN_FORM,
+    "benchmark:research_new": REQUEST_BODY_MAX,  # corpus and figures, 10 MB each (benchmark/research/forms.py)
+}
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_ENGINE = "accounts.sessions"  # Django's database sessions, read without the ORM's compile
