@@ -1,11 +1,12 @@
-"""`make up`: migrate, seed, and supervise Redis, RQ workers, housekeeping and daphne until Ctrl-C
-(and the Docker engine, when no service manager could start it and make up started dockerd itself).
+"""`make up`: migrate, seed, and supervise Redis, RQ workers, housekeeping, gunicorn and daphne until
+Ctrl-C (and the Docker engine, when no service manager could start it and make up started dockerd).
 
 Every child runs in its own process group; a child that dies is restarted with backoff and the
 log says so (config/supervisor.py). Only Ctrl-C or SIGTERM stops everything. A second `make up`
-while one is running says so and exits. The listening socket belongs to this process and is
-handed to the WEB_PROCESSES daphne processes (`--fd`): they all accept on it, and the port stays
-open while one of them restarts.
+while one is running says so and exits. Both listening sockets belong to this process: the web
+port (REFEREE_PORT) is handed to gunicorn (`--bind fd://N`, HTTP), the websocket port
+(REFEREE_WS_PORT, default the next one) to the WS_PROCESSES daphne processes (`--fd`); a port stays
+open while the server behind it restarts.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from django.core.exceptions import ImproperlyConfigured  # noqa: E402
 
 from config.env import env_int  # noqa: E402
 from config.redis_server import free_port, port_open, start_redis  # noqa: E402
+from config.servers import http_command, websocket_command  # noqa: E402
 from config.supervisor import Supervisor, pid_alive, state_file  # noqa: E402
 
 PY = sys.executable
@@ -35,6 +37,7 @@ REDIS_URL_FILE = VAR / "redis_url"  # read by config/settings.py when REDIS_URL 
 HOST = os.environ.get("REFEREE_HOST", "127.0.0.1")
 try:
     PORT = env_int("REFEREE_PORT", 8000, minimum=1, maximum=65535)
+    WS_PORT = env_int("REFEREE_WS_PORT", PORT + 1, minimum=1, maximum=65535)  # daphne's: the websockets
 except ImproperlyConfigured as exc:
     sys.exit(f"[up] {exc}")
 
@@ -106,7 +109,7 @@ def spawner(args: list[str], env: dict[str, str], pass_fds: tuple[int, ...] = ()
 
 
 def listen(host: str, port: int) -> socket.socket:
-    """The web port, bound here once and inherited by every daphne process."""
+    """A port bound here once and inherited by the server processes behind it."""
     sock = socket.create_server((host, port), backlog=1024, reuse_port=False)
     sock.set_inheritable(True)
     return sock
@@ -133,9 +136,10 @@ def main() -> int:
     if pid:
         log(f"Referee is already running (pid {pid}) at http://{HOST}:{PORT}/ - nothing to do.")
         return 0
-    if port_open(PORT, HOST):
-        log(f"port {PORT} on {HOST} is taken by another program; set REFEREE_PORT to use another one.")
-        return 1
+    for port, variable in ((PORT, "REFEREE_PORT"), (WS_PORT, "REFEREE_WS_PORT")):
+        if port_open(port, HOST):
+            log(f"port {port} on {HOST} is taken by another program; set {variable} to use another one.")
+            return 1
     PIDFILE.write_text(str(os.getpid()))
     supervisor = Supervisor(state_path=state_file(VAR), log=log)
 
@@ -149,6 +153,7 @@ def main() -> int:
     env["PYTHONUNBUFFERED"] = "1"
     started: list[str] = []
     web_socket: socket.socket | None = None
+    ws_socket: socket.socket | None = None
     wrote_redis_url = False
     try:
         # Every setting, strictly parsed, before anything starts: a typo stops here with its name.
@@ -187,13 +192,23 @@ def main() -> int:
         supervisor.add("housekeeping", "housekeeping", spawner([*manage_py, "housekeeping"], env))
         started.append("housekeeping: reap_runs every 30 s, reap_judgments and sandbox_reaper every 60 s")
 
-        # One listening socket, bound here, shared by every web process (see deploy/README.md).
+        # HTTP: gunicorn (config/gunicorn.py) on the port this process binds and keeps, so the port
+        # stays open while gunicorn restarts; gunicorn's master restarts its own workers.
+        # Websockets: WS_PROCESSES daphnes (config/asgi.py) accepting on a second socket; the pages
+        # open their websockets there (WEBSOCKET_PORT). deploy/'s nginx routes both by path instead.
         web_socket = listen(HOST, PORT)
-        fd = web_socket.fileno()
-        daphne = [PY, "-m", "daphne", "--fd", str(fd), "--proxy-headers", "config.asgi:application"]
-        for i in range(referee_settings.WEB_PROCESSES):
-            supervisor.add(f"web #{i + 1}", "web", spawner(daphne, env, pass_fds=(fd,)))
-        started.append(f"daphne x{referee_settings.WEB_PROCESSES} (HTTP + websockets) on {HOST}:{PORT}")
+        ws_port = WS_PORT
+        ws_socket = listen(HOST, ws_port)
+        env["WEBSOCKET_PORT"] = str(ws_port)
+        fd, ws_fd = web_socket.fileno(), ws_socket.fileno()
+        supervisor.add("web", "web", spawner(http_command(fd=fd), env, pass_fds=(fd,)))
+        started.append(
+            f"gunicorn (HTTP): {referee_settings.WEB_PROCESSES} worker(s) x {env.get('WEB_THREADS', '4')} threads"
+            f" on {HOST}:{PORT}"
+        )
+        for i in range(referee_settings.WS_PROCESSES):
+            supervisor.add(f"websockets #{i + 1}", "web", spawner(websocket_command(fd=ws_fd), env, pass_fds=(ws_fd,)))
+        started.append(f"daphne (websockets) x{referee_settings.WS_PROCESSES} on {HOST}:{ws_port}")
         if not wait_http(HOST, PORT, timeout=60):
             log("the web process did not answer within 60 s; still supervising (see its output above)")
         print(f"\n  Referee is running at http://{HOST}:{PORT}/\n", flush=True)
@@ -217,8 +232,9 @@ def main() -> int:
         supervisor.stop()
         if any(child.part == "docker" for child in supervisor.children):  # the dockerd it started is gone
             (VAR / "dockerd.pid").unlink(missing_ok=True)
-        if web_socket is not None:
-            web_socket.close()
+        for sock in (web_socket, ws_socket):
+            if sock is not None:
+                sock.close()
         if wrote_redis_url:
             REDIS_URL_FILE.unlink(missing_ok=True)
         PIDFILE.unlink(missing_ok=True)

@@ -12,13 +12,19 @@ from config.limits import MB, route_limit
 pytestmark = pytest.mark.django_db
 
 
-class Unreadable:
-    """A request body that fails the test if anything reads it."""
+class Refused:
+    """A request body that is only ever read to be dropped: anything that parses it (a line read,
+    as the multipart parser does) fails the test."""
 
-    def read(self, *args: object) -> bytes:
-        raise AssertionError("the body was read")
+    def __init__(self) -> None:
+        self.dropped = 0
 
-    readline = read
+    def read(self, size: int = -1) -> bytes:
+        self.dropped += 1
+        return b""  # the client sent nothing more
+
+    def readline(self, *args: object) -> bytes:
+        raise AssertionError("the body was parsed")
 
 
 def _post(client, path: str, length: int, **headers: str):
@@ -28,7 +34,7 @@ def _post(client, path: str, length: int, **headers: str):
         data=b"",  # so the client sets neither length nor type: the request declares them below
         CONTENT_TYPE=headers.pop("content_type", "multipart/form-data; boundary=x"),
         CONTENT_LENGTH=str(length),
-        **{"wsgi.input": Unreadable()},
+        **{"wsgi.input": Refused()},
         **headers,
     )
 

@@ -40,6 +40,8 @@ class Platform:
         self.port = free_port()
         self.env = {**os.environ, "REFEREE_VAR_DIR": str(var_dir), "REFEREE_PORT": str(self.port)}
         self.env["REFEREE_REDIS_PORT"] = str(free_port())
+        self.ws_port = free_port()
+        self.env["REFEREE_WS_PORT"] = str(self.ws_port)
         # The test session's Redis, database, channel prefix and sandbox backend are not this platform's.
         for name in ("REDIS_URL", "DATABASE_URL", "CHANNEL_PREFIX", "DJANGO_SETTINGS_MODULE", "SANDBOX_BACKEND"):
             self.env.pop(name, None)
