@@ -240,6 +240,8 @@ def run_phase(
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
+    if not ordered:
+        return float("nan")
     return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
 
 
@@ -393,6 +395,8 @@ def main() -> None:
             run_phase(port, reviewers[: 2 * args.server_procs], 1, 0.0, False, revisions, stats_dir)
             baseline, err_b, _ = run_phase(port, reviewers, args.saves, args.think, False, revisions, stats_dir)
             err3 += err_b
+            if err_b:
+                print(f"review_load: the baseline phase had {len(err_b)} errors (first: {err_b[:3]})", flush=True)
             stop_servers(servers)
             servers = start_servers({})
         if unprepared_phase:
@@ -444,7 +448,8 @@ def main() -> None:
           f"({pct(values[2], 95) / max(item95, 1e-9):.1f}x the cached page); "
           f"form-POST draft p95 {pct(values[3], 95):.1f} ms ({pct(values[3], 95) / max(draft95, 1e-9):.1f}x the JSON save)")  # fmt: skip
     if baseline:
-        b_item, b_draft = pct(baseline["timings"]["item_page"], 95), pct(baseline["timings"]["draft_json"], 95)
+        b_item = pct(baseline["timings"].get("item_page", []), 95)
+        b_draft = pct(baseline["timings"].get("draft_json", []), 95)
         print(f"comparison with {args.baseline} (its own web processes): item page p95 {b_item:.1f} ms -> "
               f"{item95:.1f} ms ({item95 / max(b_item, 1e-9):.2f}x), draft save p95 {b_draft:.1f} ms -> "
               f"{draft95:.1f} ms ({draft95 / max(b_draft, 1e-9):.2f}x)")  # fmt: skip
