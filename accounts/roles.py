@@ -6,10 +6,8 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.db import connection
 from django.http import HttpRequest, HttpResponse
 
 ADMIN = "admin"
@@ -18,35 +16,13 @@ REVIEWER = "reviewer"
 ROLES = (ADMIN, RESEARCHER, REVIEWER)
 
 
-_GROUP_NAMES: str | None = None
-
-
-def _group_names_sql() -> str:
-    """The user's group names, with the SQL built once: the ORM compiled this query on every
-    request, 0.6 ms of CPU of the 1.5 the roles check took (issue 16, bench/review_load.py)."""
-    global _GROUP_NAMES
-    if _GROUP_NAMES is None:
-        from django.contrib.auth.models import Group
-
-        quote = connection.ops.quote_name
-        membership = get_user_model().groups.through._meta
-        group, user = membership.get_field("group"), membership.get_field("user")
-        _GROUP_NAMES = (
-            f"SELECT g.{quote('name')} FROM {quote(Group._meta.db_table)} g"
-            f" INNER JOIN {quote(membership.db_table)} m ON m.{quote(group.column)} = g.{quote(Group._meta.pk.column)}"
-            f" WHERE m.{quote(user.column)} = %s"
-        )
-    return _GROUP_NAMES
-
-
 def _groups(user: Any) -> set[str]:
+    """The user's group names, read once per request (the user object lives as long as the request)."""
     if not getattr(user, "is_authenticated", False):
         return set()
     cached = getattr(user, "_referee_groups", None)
     if cached is None:
-        with connection.cursor() as cursor:
-            cursor.execute(_group_names_sql(), [user.pk])
-            cached = {name for (name,) in cursor.fetchall()}
+        cached = set(user.groups.values_list("name", flat=True))
         user._referee_groups = cached
     return cached
 

@@ -107,8 +107,10 @@ def name_of(cmdline: list[str]) -> str:
         return "supervisor (up.py)"
     if "redis-server" in joined:
         return "redis-server"
+    if "gunicorn" in joined:
+        return "web (gunicorn)"
     if "daphne" in joined:
-        return "web (daphne)"
+        return "daphne"
     for word in ("rqworker", "housekeeping", "reap_runs", "reap_judgments", "sandbox_reaper"):
         if word in cmdline:
             rest = cmdline[cmdline.index(word) + 1 :]

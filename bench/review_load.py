@@ -9,18 +9,21 @@ PostgreSQL database named there is dropped and created afresh (its name must sta
 "referee_bench": the bench never touches another one). It is migrated and seeded with the
 released MLR-Bench papers (their markdown and figures) when ../shared/mlrbench is there, else
 with synthetic papers of the same size: max(30, reviewers) papers, 2 reviewers per paper, so each
-reviewer has about two items. The platform is served as `make up` serves it: --server-procs daphne
-processes (default: the CPU count, as WEB_PROCESSES) running config.asgi, accepting on one
-inherited socket, with the platform's database settings (on PostgreSQL each web process's
-connection pool). bench/support/review_asgi.py wraps the app there and times each request from
-the moment daphne hands it over to the last body byte sent (server time, not client latency), and
-counts its SQL queries. Clients are threads of this process with their own session; they also time
-each request end to end (client time: queueing included).
+reviewer has about two items. The platform is served as `make up` serves it: gunicorn with
+config/gunicorn.py (the command of config/servers.py) and --server-procs workers (default: the CPU
+count, as WEB_PROCESSES), accepting on one inherited socket, with the platform's database settings
+(each thread's persistent connection). bench/support/review_wsgi.py wraps the app there and times
+each request from the moment gunicorn calls it to the last body byte handed over (server time, not
+client latency), and counts its SQL queries. --baseline CHECKOUT serves the same reviewers from
+another checkout's own web processes as well (e.g. /work/main: daphne and its
+bench/support/review_asgi.py), so that before and after are measured in one run. Clients are
+threads of this process with their own session; they also time each request end to end (client
+time: queueing included).
 
 Reported, in one run: p50/p95/p99 server time of the item page and of the draft save, then the
 obvious alternatives measured the same way: the item page rendering the paper on every request
 (no render cache), saving a draft the no-JavaScript way (a full form POST), and on PostgreSQL the
-shipped paths again untuned: no connection pool (each request connects), prepared statements off
+shipped paths again untuned: no persistent connection (each request connects), prepared statements off
 and CPython's default garbage collection (UNTUNED below, the servers restarted). Target: p95 <= 50
 ms. The load average is printed with the figures (the machine may be shared).
 """
@@ -46,9 +49,9 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 DIMENSIONS = ("clarity", "novelty", "soundness", "significance", "overall")
-# The third phase: the shipped paths untuned, each request connecting anew (no pool), without
+# The third phase: the shipped paths untuned, each request connecting anew (no persistent connection), without
 # prepared statements, with CPython's default garbage collection.
-UNTUNED = {"DATABASE_POOL_SIZE": "0", "DATABASE_PREPARED_STATEMENTS": "0", "WEB_GC_THRESHOLD": "0"}
+UNTUNED = {"WEB_CONN_MAX_AGE": "0", "DATABASE_PREPARED_STATEMENTS": "0", "WEB_GC_THRESHOLD": "0"}
 
 
 # ---------------------------------------------------------------- server side (subprocess)
@@ -237,7 +240,20 @@ def run_phase(
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
+    if not ordered:
+        return float("nan")
     return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+def _answers(port: int) -> bool:
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        conn.request("GET", "/healthz")
+        conn.getresponse().read()
+        conn.close()
+        return True
+    except (OSError, http.client.HTTPException):
+        return False
 
 
 def _fresh_postgres(url: str) -> str:
@@ -286,6 +302,10 @@ def main() -> None:
         "--no-unprepared-phase", action="store_true",
         help="PostgreSQL: skip the third phase (the shipped paths without connection pool, prepared statements and GC tuning)",
     )  # fmt: skip
+    parser.add_argument(
+        "--baseline", metavar="CHECKOUT",
+        help="also serve the same reviewers from another checkout (e.g. /work/main) and print both, side by side",
+    )  # fmt: skip
     parser.add_argument("--seed-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.seed_only:
@@ -312,27 +332,38 @@ def main() -> None:
     listener.set_inheritable(True)
     port = listener.getsockname()[1]
 
-    def start_servers(extra_env: dict) -> list[subprocess.Popen]:
+    def start_servers(extra_env: dict, checkout: str | None = None) -> list[subprocess.Popen]:
+        """The shipped stack (config.servers: gunicorn, as make up runs it), or, with `checkout`, that
+        checkout's own web processes (daphne serving its bench/support/review_asgi.py, the layout
+        before gunicorn), on the same socket, database and reviewers."""
         for ready in Path(stats_dir).glob("ready-*"):
             ready.unlink()
-        daphne = [
-            sys.executable,
-            "-m",
-            "daphne",
-            "--fd",
-            str(listener.fileno()),
-            "bench.support.review_asgi:application",
-        ]
-        procs = [
-            subprocess.Popen(daphne, cwd=ROOT, env={**env, **extra_env, "REVIEW_BENCH_STATS": stats_dir},
-                             pass_fds=(listener.fileno(),), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            for _ in range(args.server_procs)
-        ]  # fmt: skip
+        server_env = {**env, **extra_env, "REVIEW_BENCH_STATS": stats_dir, "WEB_PROCESSES": str(args.server_procs)}
+        fd = listener.fileno()
+        if checkout:
+            daphne = [sys.executable, "-m", "daphne", "--fd", str(fd), "bench.support.review_asgi:application"]
+            procs = [
+                subprocess.Popen(daphne, cwd=checkout, env=server_env, pass_fds=(fd,),
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                for _ in range(args.server_procs)
+            ]  # fmt: skip
+        else:
+            from config.servers import http_command
+
+            procs = [
+                subprocess.Popen(http_command(fd=fd, app="bench.support.review_wsgi:application"), cwd=ROOT,
+                                 env=server_env, pass_fds=(fd,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            ]  # fmt: skip
         deadline = time.monotonic() + 120
-        while len(list(Path(stats_dir).glob("ready-*"))) < len(procs):  # each has imported the app
+        while not _answers(port):  # every process has imported the app once the port answers
             if time.monotonic() > deadline or any(proc.poll() is not None for proc in procs):
-                raise SystemExit("review_load: a daphne process did not start")
-            time.sleep(0.1)
+                raise SystemExit("review_load: a server process did not start")
+            time.sleep(0.2)
+        if checkout:
+            while len(list(Path(stats_dir).glob("ready-*"))) < len(procs):
+                if time.monotonic() > deadline:
+                    raise SystemExit("review_load: a daphne process did not start")
+                time.sleep(0.1)
         return procs
 
     def stop_servers(procs: list[subprocess.Popen]) -> None:
@@ -357,6 +388,17 @@ def main() -> None:
         alternative, err2, wall2 = run_phase(port, reviewers, args.saves, args.think, True, revisions, stats_dir)
         cache_off.unlink()
         err3: list = []
+        baseline: dict = {}
+        if args.baseline:
+            stop_servers(servers)
+            servers = start_servers({}, checkout=args.baseline)
+            run_phase(port, reviewers[: 2 * args.server_procs], 1, 0.0, False, revisions, stats_dir)
+            baseline, err_b, _ = run_phase(port, reviewers, args.saves, args.think, False, revisions, stats_dir)
+            err3 += err_b
+            if err_b:
+                print(f"review_load: the baseline phase had {len(err_b)} errors (first: {err_b[:3]})", flush=True)
+            stop_servers(servers)
+            servers = start_servers({})
         if unprepared_phase:
             stop_servers(servers)
             servers = start_servers(UNTUNED)
@@ -370,8 +412,8 @@ def main() -> None:
     n_items = sum(len(r["codes"]) for r in reviewers)
     print(f"review_load: {len(reviewers)} concurrent reviewers, {n_items} assignments, {args.saves} saves per item, "
           f"think {args.think}s, {'released MLR-Bench papers' if seeded['real_papers'] else 'synthetic papers'}, "
-          f"{database}, {args.server_procs} daphne process(es) serving config.asgi on one loopback port "
-          "(as make up)")  # fmt: skip
+          f"{database}, gunicorn with {args.server_procs} worker(s) serving config.wsgi on one loopback port "
+          "(config.servers, as make up)")  # fmt: skip
     print(f"load average (1/5/15 min) before {'/'.join(f'{x:.2f}' for x in load_before)}, "
           f"after {'/'.join(f'{x:.2f}' for x in load_after)}; {os.cpu_count()} CPUs")  # fmt: skip
     print(f"{'server time (ms)':<38}{'n':>6}{'p50':>8}{'p95':>8}{'p99':>8}{'max':>8}{'queries':>8}")
@@ -381,6 +423,11 @@ def main() -> None:
         ("item page, no render cache", alternative, "item_page_uncached"),
         ("draft save as full form POST", alternative, "draft_form"),
     ]
+    if baseline:
+        rows += [
+            ("item page, baseline checkout", baseline, "item_page"),
+            ("draft save, baseline checkout", baseline, "draft_json"),
+        ]
     if unprepared:
         rows += [
             ("item page, untuned (no pool/prep./GC)", unprepared, "item_page"),
@@ -400,10 +447,17 @@ def main() -> None:
     print(f"comparison: uncached item page p95 {pct(values[2], 95):.1f} ms "
           f"({pct(values[2], 95) / max(item95, 1e-9):.1f}x the cached page); "
           f"form-POST draft p95 {pct(values[3], 95):.1f} ms ({pct(values[3], 95) / max(draft95, 1e-9):.1f}x the JSON save)")  # fmt: skip
+    if baseline:
+        b_item = pct(baseline["timings"].get("item_page", []), 95)
+        b_draft = pct(baseline["timings"].get("draft_json", []), 95)
+        print(f"comparison with {args.baseline} (its own web processes): item page p95 {b_item:.1f} ms -> "
+              f"{item95:.1f} ms ({item95 / max(b_item, 1e-9):.2f}x), draft save p95 {b_draft:.1f} ms -> "
+              f"{draft95:.1f} ms ({draft95 / max(b_draft, 1e-9):.2f}x)")  # fmt: skip
     if unprepared:
-        print(f"comparison: without pool, prepared statements and GC tuning item page p95 {pct(values[4], 95):.1f} ms "
-              f"({pct(values[4], 95) / max(item95, 1e-9):.1f}x), draft save p95 {pct(values[5], 95):.1f} ms "
-              f"({pct(values[5], 95) / max(draft95, 1e-9):.1f}x)")  # fmt: skip
+        u_item, u_draft = pct(unprepared["timings"]["item_page"], 95), pct(unprepared["timings"]["draft_json"], 95)
+        print(f"comparison: without persistent connections, prepared statements and GC tuning item page p95 "
+              f"{u_item:.1f} ms ({u_item / max(item95, 1e-9):.1f}x), draft save p95 {u_draft:.1f} ms "
+              f"({u_draft / max(draft95, 1e-9):.1f}x)")  # fmt: skip
     errors = err1 + err2 + err3
     print(f"wall time: shipped phase {wall1:.1f}s, alternative phase {wall2:.1f}s; errors: {len(errors)}"
           + (f" (first: {errors[0]})" if errors else ""))  # fmt: skip

@@ -90,7 +90,7 @@ def check_supervisor() -> dict[str, Any] | None:
 
 
 # The parts of the report that a restarting child of each kind takes away for a moment.
-RESTART_AFFECTS = {"redis": ("redis", "workers"), "workers": ("workers",)}
+RESTART_AFFECTS = {"redis": ("redis", "workers"), "workers": ("workers",), "docker": ("sandbox",)}
 
 
 def overall_status(parts: dict[str, dict[str, Any]]) -> str:

@@ -74,6 +74,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.limits.RequestBodyLimitMiddleware",  # before anything reads a body (the CSRF check does)
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -125,25 +126,26 @@ if DATABASE_URL:
         DATABASES["default"].setdefault("OPTIONS", {}).update(
             server_side_binding=True, prepare_threshold=env_int("DATABASE_PREPARE_THRESHOLD", 5, minimum=0)
         )
-    # The web processes take their connections from a pool (psycopg_pool, per process). Django's
-    # ASGI handler runs each request's sync code in a thread of its own, so a connection kept per
-    # thread (DATABASE_CONN_MAX_AGE) is never reused there and stays open until collected; without
-    # one, every request connects anew (a PostgreSQL backend forked, ~4 ms, and the prepared
-    # statements above lost with it). config.asgi marks the web processes (REFEREE_WEB_PROCESS);
-    # workers and commands run one thread each and fork work horses, which a pool does not survive,
-    # so they keep DATABASE_CONN_MAX_AGE. DATABASE_POOL_SIZE=0 turns the pool off.
+    # Connections as Django's docs advise for each server. The websocket processes (daphne, ASGI:
+    # config.asgi marks them) run their database calls in a thread pool, where a connection kept per
+    # thread is never reused: they take connections from a pool (psycopg_pool, per process). The
+    # HTTP processes (gunicorn's threads, WSGI: config.wsgi marks them) keep their connection between
+    # requests (WEB_CONN_MAX_AGE) with a health check, so a request neither connects anew (a
+    # PostgreSQL backend forked, ~4 ms) nor loses the prepared statements above. Workers and commands
+    # run one thread each and fork work horses, which neither survives: they keep
+    # DATABASE_CONN_MAX_AGE. DATABASE_POOL_SIZE=0 turns the pool off.
     DATABASE_POOL_SIZE = env_int("DATABASE_POOL_SIZE", 10, minimum=0, maximum=1000)
     if (
         DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
         and DATABASE_POOL_SIZE
-        and os.environ.get("REFEREE_WEB_PROCESS") == "1"
+        and os.environ.get("REFEREE_WEB_SERVER") == "asgi"
     ):
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps them (Django refuses both at once)
         DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # a connection PostgreSQL dropped is replaced
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": min(2, DATABASE_POOL_SIZE),
             "max_size": DATABASE_POOL_SIZE,
-            # A request waits this long for a free connection, then fails (a server error).
+            # A consumer waits this long for a free connection, then fails.
             "timeout": env_float("DATABASE_POOL_TIMEOUT", 10.0, minimum=0.1),
         }
 else:
@@ -162,6 +164,9 @@ else:
             },
         }
     }
+if os.environ.get("REFEREE_WEB_SERVER") == "wsgi":
+    DATABASES["default"]["CONN_MAX_AGE"] = env_int("WEB_CONN_MAX_AGE", 600, minimum=0)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Redis: the job queue and the channel layer. `make up` starts one, sets REDIS_URL for its children
@@ -207,8 +212,13 @@ RUN_HEARTBEAT_EVERY = env_float("RUN_HEARTBEAT_EVERY", 5.0, minimum=0.05)
 RUN_HEARTBEAT_TTL = env_float("RUN_HEARTBEAT_TTL", 30.0, minimum=0.5)
 if RUN_HEARTBEAT_TTL < 3 * RUN_HEARTBEAT_EVERY:
     raise ImproperlyConfigured("RUN_HEARTBEAT_TTL must be at least 3 x RUN_HEARTBEAT_EVERY (a beat may be late)")
-# ASGI server processes that `make up` starts on its one port (they share the channel layer).
+# gunicorn's worker processes (config/gunicorn.py) and the daphne processes for websockets that
+# `make up` starts (each on one shared socket; the daphnes share the channel layer).
 WEB_PROCESSES = env_int("WEB_PROCESSES", os.cpu_count() or 1, minimum=1, maximum=64)
+WS_PROCESSES = env_int("WS_PROCESSES", os.cpu_count() or 1, minimum=1, maximum=64)
+# Where the pages open their websockets: the page's own host and port (0, behind nginx, which routes
+# /ws/ to daphne), or this port on the page's host (`make up`: daphne has a port of its own).
+WEBSOCKET_PORT = env_int("WEBSOCKET_PORT", 0, minimum=0, maximum=65535)
 # Allocations between two gen-0 collections in the web processes (config.gc_tuning); 0: CPython's 700.
 WEB_GC_THRESHOLD = env_int("WEB_GC_THRESHOLD", 20_000, minimum=0, maximum=10_000_000)
 
@@ -338,8 +348,27 @@ _MAIL_BACKENDS = {
 EMAIL_BACKEND = _MAIL_BACKENDS[env_choice("EMAIL_BACKEND", "smtp" if EMAIL_HOST else "console", tuple(_MAIL_BACKENDS))]
 EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(VAR_DIR / "mail"))
 
+# Request bodies (config/limits.py): refused with 413 before a byte is read when the declared length
+# is over the route's limit (by URL name; uploads only where a form takes files) or the global cap.
+REQUEST_BODY_MAX = env_size_mb("REQUEST_BODY_MAX", 64) * 1024 * 1024
+REQUEST_BODY_DEFAULT = 1024 * 1024  # every form and JSON endpoint
+# A refused body is read and dropped for at most this long, so the client reads the 413 (config/limits.py).
+REQUEST_BODY_DISCARD_SECONDS = env_float("REQUEST_BODY_DISCARD_SECONDS", 10.0, minimum=0.0)
+_SIGN_IN_FORM = 16 * 1024  # posted to by anyone, signed in or not
+REQUEST_BODY_LIMITS = {
+    "accounts:login": _SIGN_IN_FORM,
+    "accounts:invitation_accept": _SIGN_IN_FORM,
+    "accounts:password_change": _SIGN_IN_FORM,
+    "benchmark:research_new": REQUEST_BODY_MAX,  # corpus and figures, 10 MB each (benchmark/research/forms.py)
+}
+
 SESSION_COOKIE_HTTPONLY = True
-SESSION_ENGINE = "accounts.sessions"  # Django's database sessions, read without the ORM's compile
+# Django's database sessions, as shipped. Not cached_db: with its cache in Redis (the one cache all
+# processes share, so that a logout in one is a logout in all), Django writes the cache after a
+# database read without catching errors, and every signed-in request answered 500 while Redis was
+# unreachable (tried with the Redis cache backend; tests/accounts/test_sessions.py holds the database
+# backend to serving then): Redis is a transport here, never needed to serve a page.
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 CSRF_COOKIE_HTTPONLY = False  # the draft autosave script reads it
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"

@@ -53,6 +53,10 @@ class Child:
     restart_at: float | None = None
     error: str = ""
     reported: str = RUNNING  # the state last written to the state file
+    # Stopped after every other child has exited, with this long to go (a dockerd that make up
+    # started: the workers' sandboxes go first, and the engine stops its containers itself).
+    stop_last: bool = False
+    stop_timeout: float = STOP_TIMEOUT
 
     def state(self, now: float) -> str:
         if self.restart_at is not None:
@@ -89,6 +93,23 @@ class Supervisor:
         """Start a child now; raises what its starter raises (a set-up failure stops `make up`)."""
         child = Child(name=name, part=part, start=start)
         child.proc = start()
+        child.started_at = time.monotonic()
+        self.children.append(child)
+        self.write_state()
+        return child
+
+    def adopt(
+        self,
+        name: str,
+        part: str,
+        proc: subprocess.Popen,
+        start: Starter,
+        *,
+        stop_last: bool = False,
+        stop_timeout: float = STOP_TIMEOUT,
+    ) -> Child:
+        """Supervise a child started already (`start` starts it again when it dies)."""
+        child = Child(name=name, part=part, start=start, proc=proc, stop_last=stop_last, stop_timeout=stop_timeout)
         child.started_at = time.monotonic()
         self.children.append(child)
         self.write_state()
@@ -176,14 +197,24 @@ class Supervisor:
     def _stop_children(self) -> None:
         self.log("stopping everything it started ...")
         live = [c for c in reversed(self.children) if c.proc is not None and c.restart_at is None]
-        for child in live:
+        self._stop_wave([c for c in live if not c.stop_last], STOP_TIMEOUT)
+        last = [c for c in live if c.stop_last]
+        if last:
+            self._stop_wave(last, max(c.stop_timeout for c in last))
+        self.state_path.unlink(missing_ok=True)
+        self.log("all stopped")
+
+    def _stop_wave(self, children: list[Child], timeout: float) -> None:
+        for child in children:
             if child.proc.poll() is None:
+                if child.stop_last:
+                    self.log(f"stopping {child.name} (pid {child.proc.pid}) ...")
                 try:
                     os.killpg(child.proc.pid, signal.SIGTERM)
                 except ProcessLookupError:
                     pass
-        deadline = time.monotonic() + STOP_TIMEOUT
-        for child in live:
+        deadline = time.monotonic() + timeout
+        for child in children:
             try:
                 child.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
@@ -193,8 +224,6 @@ class Supervisor:
                 except ProcessLookupError:
                     pass
                 child.proc.wait()
-        self.state_path.unlink(missing_ok=True)
-        self.log("all stopped")
 
 
 def pid_alive(pid: object) -> bool:

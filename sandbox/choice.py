@@ -1,9 +1,12 @@
 """Which sandbox backend `make up` uses on this machine, and how it gets there: a pure function.
 
-The order (issue 19): a Docker engine that answers; on Debian/Ubuntu as root, install docker.io
-(and debootstrap) with apt and start the engine, unless REFEREE_NO_SYSTEM_INSTALL is set;
-bubblewrap where it can create namespaces (weaker limits, said in the UI); otherwise stop, with
-the one command to run on this system. With Docker, the image comes by its hash tag if it exists,
+The order (issues 19, 30): a Docker engine that answers; an installed engine that make up can start
+(a service manager, else `dockerd` itself), or on Debian/Ubuntu as root docker.io (and debootstrap)
+installed with apt and started, unless REFEREE_NO_SYSTEM_INSTALL is set; bubblewrap where it can
+create namespaces (weaker limits, said in the UI), installed with apt as root on Debian/Ubuntu when
+missing; otherwise stop, with the one command to run on this system. What make up tried and how it
+went this time (an engine started, a start or an install that failed) is part of the machine's
+facts, so every reason names what really happened. With Docker, the image comes by its hash tag if it exists,
 else from `docker build` of sandbox/images/Dockerfile where a registry answers (no root needed),
 else from the offline debootstrap build (root). `choose()` takes what the machine has
 (`Machine`, gathered by sandbox/provision.py) and decides; nothing here looks at the machine.
@@ -18,6 +21,7 @@ DOCKER, BWRAP = "docker", "bwrap"
 # How the image is made when its tag is missing.
 DOCKERFILE, DEBOOTSTRAP = "dockerfile", "debootstrap"
 INSTALL_DOCKER, START_ENGINE, INSTALL_DEBOOTSTRAP = "install docker.io", "start the engine", "install debootstrap"
+INSTALL_BWRAP = "install bubblewrap"
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,10 @@ class Machine:
     bwrap_problem: str = ""  # why bwrap cannot, when it cannot
     engine_problem: str = ""  # why no engine answers
     build_failed: str = ""  # the image build was tried here and failed (how)
+    # What make up did this time (sandbox/provision.py), for the reason it gives:
+    engine_started: str = ""  # how it started the engine, e.g. "... so make up started dockerd itself (pid 5)"
+    engine_start_failed: str = ""  # why the engine could not be started (each way tried, and what it said)
+    install_failed: str = ""  # why an apt install failed
 
 
 @dataclass(frozen=True)
@@ -70,21 +78,41 @@ def image_way(m: Machine) -> ImageWay:
         return ImageWay(True, "the image is built from sandbox/images/Dockerfile (a registry answers)", DOCKERFILE)
     if m.root and m.debootstrap:
         return ImageWay(True, "the image is built offline with debootstrap (no registry answers)", DEBOOTSTRAP)
-    if m.root and m.apt and m.installs_allowed:
+    if m.root and m.apt and m.installs_allowed and not m.install_failed:
         how = "debootstrap is installed with apt to build the image offline (no registry answers)"
         return ImageWay(True, how, DEBOOTSTRAP, (INSTALL_DEBOOTSTRAP,))
     if not m.root:
         return ImageWay(False, "no registry answers for `docker build`, and the offline debootstrap build needs root")
-    return ImageWay(False, "no registry answers and debootstrap is missing" + (f" ({NO_INSTALL})" if m.apt else ""))
+    return ImageWay(False, "no registry answers and debootstrap is missing" + _no_install_note(m))
+
+
+def _no_install(m: Machine) -> str:
+    """Why no apt install is made where one could be (root on Debian/Ubuntu): the real reason, or ""."""
+    if not (m.root and m.apt):
+        return ""
+    if m.install_failed:
+        return f"installing with apt failed: {m.install_failed}"
+    return "" if m.installs_allowed else NO_INSTALL
+
+
+def _no_install_note(m: Machine) -> str:
+    why = _no_install(m)
+    return f" ({why})" if why else ""
 
 
 def stop_command(m: Machine, *, engine_answers: bool) -> str:
     """The one command that gives this machine a sandbox."""
+    sudo = "" if m.root else "sudo "
     if engine_answers:  # only the image is missing
         build = ".venv/bin/python manage.py build_sandbox_image"
         if m.root:
             return "apt-get install -y debootstrap && make up" if m.apt else "install debootstrap, then make up"
         return f"sudo apt-get install -y debootstrap && sudo {build}" if m.apt else f"sudo {build} (needs debootstrap)"
+    if m.engine_start_failed:
+        # The engine is installed and will not start here: bubblewrap is the other way, where it can run.
+        if m.apt and not m.bwrap_problem:
+            return f"{sudo}apt-get install -y bubblewrap && make up"
+        return "dockerd --debug   (by hand, to see why the engine stops here; fix that, then make up)"
     if m.apt and m.root:
         return "apt-get install -y docker.io debootstrap && make up"
     if m.apt:
@@ -92,37 +120,57 @@ def stop_command(m: Machine, *, engine_answers: bool) -> str:
     return "install Docker Engine (https://docs.docker.com/engine/install/) and start it, then make up"
 
 
+def _no_engine(m: Machine) -> tuple[str, tuple[str, ...], str | None, str]:
+    """Without an answering engine: (why, steps, image way, "") for an engine make up can start or
+    install, or ("", (), None, why not) when it cannot."""
+    why_not = f"no Docker engine answers ({m.engine_problem})" if m.engine_problem else "no Docker engine answers"
+    if m.engine_start_failed:
+        return "", (), None, f"{why_not}, and make up could not start it: {m.engine_start_failed}"
+    can_start = m.root and m.dockerd
+    can_install = m.root and m.apt and m.installs_allowed and not m.install_failed
+    if not (can_start or can_install):
+        why = _no_install(m)  # root without dockerd: docker.io could have been installed
+        return "", (), None, f"{why_not}, and {why}" if why else why_not
+    if m.dockerd:
+        # Whether the image is there can only be seen once the engine answers: the next choice says.
+        return f"{why_not}; Docker is installed, so make up starts the engine", (START_ENGINE,), None, ""
+    way = image_way(m)  # installing an engine is worth it only where the image can then be made
+    if not way.ok:
+        return "", (), None, f"{why_not}; an engine could be installed, but the sandbox image cannot be made: {way.how}"
+    doing = "on Debian/Ubuntu as root make up installs docker.io with apt and starts the engine"
+    return f"{why_not}; {doing}; {way.how}", (INSTALL_DOCKER, START_ENGINE, *way.steps), way.image, ""
+
+
 def choose(m: Machine) -> Choice:
     facts = asdict(m)
-    # 1. A Docker engine that answers.
+    # 1. A Docker engine that answers (perhaps started by make up a moment ago).
     if m.engine:
+        lead = f"{m.engine_started}, and the engine answers" if m.engine_started else "a Docker engine answers"
         way = image_way(m)
         if way.ok:
-            return Choice(DOCKER, f"a Docker engine answers; {way.how}", way.steps, way.image, machine=facts)
-        why_not = f"a Docker engine answers, but the sandbox image cannot be made here: {way.how}"
+            return Choice(DOCKER, f"{lead}; {way.how}", way.steps, way.image, machine=facts)
+        why_not = f"{lead}, but the sandbox image cannot be made here: {way.how}"
     # 2. An engine that make up can start, or install with apt and start.
     else:
-        why_not = f"no Docker engine answers ({m.engine_problem})" if m.engine_problem else "no Docker engine answers"
-        can_start, can_install = m.root and m.dockerd, m.root and m.apt and m.installs_allowed
-        if can_start or can_install:
-            way = image_way(m)
-            if way.ok:
-                steps = (START_ENGINE,) if m.dockerd else (INSTALL_DOCKER, START_ENGINE)
-                doing = (
-                    "Docker is installed, so make up starts the engine"
-                    if m.dockerd
-                    else ("on Debian/Ubuntu as root make up installs docker.io with apt and starts the engine")
-                )
-                reason = f"{why_not}; {doing}; {way.how}"
-                return Choice(DOCKER, reason, steps + way.steps, way.image, machine=facts)
-            why_not = f"{why_not}; an engine could be started, but the sandbox image cannot be made: {way.how}"
-        elif m.root and m.apt:
-            why_not = f"{why_not}, and {NO_INSTALL}"
-    # 3. Bubblewrap.
+        reason, steps, image, why_not = _no_engine(m)
+        if reason:
+            return Choice(DOCKER, reason, steps, image, machine=facts)
+    # 3. Bubblewrap: there and working, or installed with apt where it is missing.
     if m.bwrap:
         reason = f"{why_not}; bubblewrap isolates the agents instead, with weaker limits than Docker"
         return Choice(BWRAP, reason, machine=facts)
+    missing = not m.bwrap_problem
+    if missing and m.root and m.apt and m.installs_allowed and not m.install_failed:
+        reason = (
+            f"{why_not}; on Debian/Ubuntu as root make up installs bubblewrap with apt, which isolates the agents"
+            " instead, with weaker limits than Docker"
+        )
+        return Choice(BWRAP, reason, (INSTALL_BWRAP,), machine=facts)
     # 4. Stop, saying what to run.
-    bwrap = f"bubblewrap cannot run here ({m.bwrap_problem})" if m.bwrap_problem else "bubblewrap is not installed"
+    if m.bwrap_problem:
+        bwrap = f"bubblewrap cannot run here ({m.bwrap_problem})"
+    else:
+        said = _no_install(m) in why_not  # already named for docker.io
+        bwrap = "bubblewrap is not installed" + ("" if said else _no_install_note(m))
     command = stop_command(m, engine_answers=m.engine)
     return Choice(None, f"{why_not}, and {bwrap}", command=command, machine=facts)

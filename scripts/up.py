@@ -1,10 +1,12 @@
-"""`make up`: migrate, seed, and supervise Redis, RQ workers, housekeeping and daphne until Ctrl-C.
+"""`make up`: migrate, seed, and supervise Redis, RQ workers, housekeeping, gunicorn and daphne until
+Ctrl-C (and the Docker engine, when no service manager could start it and make up started dockerd).
 
 Every child runs in its own process group; a child that dies is restarted with backoff and the
 log says so (config/supervisor.py). Only Ctrl-C or SIGTERM stops everything. A second `make up`
-while one is running says so and exits. The listening socket belongs to this process and is
-handed to the WEB_PROCESSES daphne processes (`--fd`): they all accept on it, and the port stays
-open while one of them restarts.
+while one is running says so and exits. Both listening sockets belong to this process: the web
+port (REFEREE_PORT) is handed to gunicorn (`--bind fd://N`, HTTP), the websocket port
+(REFEREE_WS_PORT, default the next one) to the WS_PROCESSES daphne processes (`--fd`); a port stays
+open while the server behind it restarts.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from django.core.exceptions import ImproperlyConfigured  # noqa: E402
 
 from config.env import env_int  # noqa: E402
 from config.redis_server import free_port, port_open, start_redis  # noqa: E402
+from config.servers import http_command, websocket_command  # noqa: E402
 from config.supervisor import Supervisor, pid_alive, state_file  # noqa: E402
 
 PY = sys.executable
@@ -34,6 +37,7 @@ REDIS_URL_FILE = VAR / "redis_url"  # read by config/settings.py when REDIS_URL 
 HOST = os.environ.get("REFEREE_HOST", "127.0.0.1")
 try:
     PORT = env_int("REFEREE_PORT", 8000, minimum=1, maximum=65535)
+    WS_PORT = env_int("REFEREE_WS_PORT", PORT + 1, minimum=1, maximum=65535)  # daphne's: the websockets
 except ImproperlyConfigured as exc:
     sys.exit(f"[up] {exc}")
 
@@ -60,13 +64,12 @@ def build_image(env: dict[str, str], method: str | None) -> bool:
     return subprocess.run(args, cwd=BASE, env=env).returncode == 0
 
 
-def sandbox_setup(env: dict[str, str]) -> bool:
+def sandbox_setup(env: dict[str, str], supervisor: Supervisor) -> bool:
     """Choose the sandbox backend for this machine (sandbox/choice.py), make what it needs, say
-    which and why, and remember it in var/; False when no sandbox can run here (make up stops)."""
-    from dataclasses import replace
-
+    which and why, and remember it in var/; False when no sandbox can run here (make up stops). A
+    dockerd that make up started itself is supervised with the rest and stopped on Ctrl-C."""
     from sandbox import provision
-    from sandbox.choice import BWRAP, DOCKER, Choice, choose
+    from sandbox.choice import BWRAP, DOCKER, Choice
 
     given = env.get("SANDBOX_BACKEND", "").strip()
     if given:
@@ -75,18 +78,14 @@ def sandbox_setup(env: dict[str, str]) -> bool:
         if given == DOCKER and provision.engine()[0] and not build_image(env, None):
             log("the sandbox image could not be built; runs will fail with that reason until it is (see above)")
         return True
-    machine = provision.probe_machine(environ=env)
-    choice = choose(machine)
-    if choice.steps:
-        log(f"{choice.reason}; first: {', '.join(choice.steps)}")
-        try:
-            provision.apply_steps(choice, log, var_dir=VAR)
-        except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:
-            log(f"that did not work ({exc}); choosing again without installing or starting anything")
-            machine = replace(provision.probe_machine(environ=env), installs_allowed=False, dockerd=False)
-            choice = choose(machine)
-    if choice.backend == DOCKER and choice.image and not build_image(env, choice.image):
-        choice = choose(replace(machine, engine=True, image=False, build_failed=choice.image))
+    settled = provision.settle(environ=env, log=log, var_dir=VAR, build_image=lambda method: build_image(env, method))
+    choice, started = settled.choice, settled.engine
+    if started is not None and started.proc is not None:
+        if choice.backend == DOCKER:
+            supervisor.adopt("docker engine", "docker", started.proc, started.restart, stop_last=True, stop_timeout=30)
+        else:
+            log(f"the sandbox does not use the Docker engine make up started ({choice.reason})")
+            provision.stop_engine(started, log)
     provision.remember(choice, VAR)
     if choice.backend is None:
         log(f"no sandbox can run on this machine: {choice.reason}.")
@@ -110,7 +109,7 @@ def spawner(args: list[str], env: dict[str, str], pass_fds: tuple[int, ...] = ()
 
 
 def listen(host: str, port: int) -> socket.socket:
-    """The web port, bound here once and inherited by every daphne process."""
+    """A port bound here once and inherited by the server processes behind it."""
     sock = socket.create_server((host, port), backlog=1024, reuse_port=False)
     sock.set_inheritable(True)
     return sock
@@ -137,9 +136,10 @@ def main() -> int:
     if pid:
         log(f"Referee is already running (pid {pid}) at http://{HOST}:{PORT}/ - nothing to do.")
         return 0
-    if port_open(PORT, HOST):
-        log(f"port {PORT} on {HOST} is taken by another program; set REFEREE_PORT to use another one.")
-        return 1
+    for port, variable in ((PORT, "REFEREE_PORT"), (WS_PORT, "REFEREE_WS_PORT")):
+        if port_open(port, HOST):
+            log(f"port {port} on {HOST} is taken by another program; set {variable} to use another one.")
+            return 1
     PIDFILE.write_text(str(os.getpid()))
     supervisor = Supervisor(state_path=state_file(VAR), log=log)
 
@@ -153,6 +153,7 @@ def main() -> int:
     env["PYTHONUNBUFFERED"] = "1"
     started: list[str] = []
     web_socket: socket.socket | None = None
+    ws_socket: socket.socket | None = None
     wrote_redis_url = False
     try:
         # Every setting, strictly parsed, before anything starts: a typo stops here with its name.
@@ -172,7 +173,7 @@ def main() -> int:
             wrote_redis_url = True
             started.append(f"Redis: started on 127.0.0.1:{redis_port}, data in {data_dir} (URL in {REDIS_URL_FILE})")
 
-        if not sandbox_setup(env):
+        if not sandbox_setup(env, supervisor):
             return 1
         log("migrating the database ...")
         manage("migrate", "--noinput", env=env)
@@ -191,13 +192,23 @@ def main() -> int:
         supervisor.add("housekeeping", "housekeeping", spawner([*manage_py, "housekeeping"], env))
         started.append("housekeeping: reap_runs every 30 s, reap_judgments and sandbox_reaper every 60 s")
 
-        # One listening socket, bound here, shared by every web process (see deploy/README.md).
+        # HTTP: gunicorn (config/gunicorn.py) on the port this process binds and keeps, so the port
+        # stays open while gunicorn restarts; gunicorn's master restarts its own workers.
+        # Websockets: WS_PROCESSES daphnes (config/asgi.py) accepting on a second socket; the pages
+        # open their websockets there (WEBSOCKET_PORT). deploy/'s nginx routes both by path instead.
         web_socket = listen(HOST, PORT)
-        fd = web_socket.fileno()
-        daphne = [PY, "-m", "daphne", "--fd", str(fd), "--proxy-headers", "config.asgi:application"]
-        for i in range(referee_settings.WEB_PROCESSES):
-            supervisor.add(f"web #{i + 1}", "web", spawner(daphne, env, pass_fds=(fd,)))
-        started.append(f"daphne x{referee_settings.WEB_PROCESSES} (HTTP + websockets) on {HOST}:{PORT}")
+        ws_port = WS_PORT
+        ws_socket = listen(HOST, ws_port)
+        env["WEBSOCKET_PORT"] = str(ws_port)
+        fd, ws_fd = web_socket.fileno(), ws_socket.fileno()
+        supervisor.add("web", "web", spawner(http_command(fd=fd), env, pass_fds=(fd,)))
+        started.append(
+            f"gunicorn (HTTP): {referee_settings.WEB_PROCESSES} worker(s) x {env.get('WEB_THREADS', '4')} threads"
+            f" on {HOST}:{PORT}"
+        )
+        for i in range(referee_settings.WS_PROCESSES):
+            supervisor.add(f"websockets #{i + 1}", "web", spawner(websocket_command(fd=ws_fd), env, pass_fds=(ws_fd,)))
+        started.append(f"daphne (websockets) x{referee_settings.WS_PROCESSES} on {HOST}:{ws_port}")
         if not wait_http(HOST, PORT, timeout=60):
             log("the web process did not answer within 60 s; still supervising (see its output above)")
         print(f"\n  Referee is running at http://{HOST}:{PORT}/\n", flush=True)
@@ -219,8 +230,11 @@ def main() -> int:
         return 1
     finally:
         supervisor.stop()
-        if web_socket is not None:
-            web_socket.close()
+        if any(child.part == "docker" for child in supervisor.children):  # the dockerd it started is gone
+            (VAR / "dockerd.pid").unlink(missing_ok=True)
+        for sock in (web_socket, ws_socket):
+            if sock is not None:
+                sock.close()
         if wrote_redis_url:
             REDIS_URL_FILE.unlink(missing_ok=True)
         PIDFILE.unlink(missing_ok=True)

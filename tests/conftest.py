@@ -138,31 +138,101 @@ def pytest_collection_modifyitems(config, items) -> None:
         item.add_marker(skip)
 
 
+class LiveURL(str):
+    """The served stack's address; `.procs` are its gunicorn master and its daphne."""
+
+    def __new__(cls, url: str, procs: list) -> LiveURL:
+        made = super().__new__(cls, url)
+        made.procs = procs
+        return made
+
+
 @pytest.fixture(scope="session")
-def live_url():
-    """Daphne serving the real ASGI app (HTTP and websockets) from a thread of the test process, so it
-    shares the test database. One per session: Twisted's reactor cannot be started again once stopped,
-    so a second server in the same process would bind its port and never answer."""
-    import threading
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix) -> None:
+    """On SQLite the test database is a file (WAL, as deployed), not Django's shared in-memory one:
+    the served stack of `live_url` runs in processes of its own and must open it too."""
+    import tempfile
+    from pathlib import Path
+
+    default = settings.DATABASES["default"]
+    if default["ENGINE"] == "django.db.backends.sqlite3":
+        folder = Path(tempfile.mkdtemp(prefix="referee-test-db-"))
+        default.setdefault("TEST", {})["NAME"] = str(folder / "test.sqlite3")
+
+
+def _database_url() -> str:
+    from django.db import connection
+
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{db['NAME']}"
+    from tests.processes import _postgres_url
+
+    return _postgres_url()
+
+
+@pytest.fixture(scope="session")
+def live_url(django_db_setup, django_db_blocker):
+    """The platform as `make up` serves it, on this session's test database: gunicorn with
+    config/gunicorn.py for HTTP and daphne for websockets (config.servers, the commands `make up`
+    runs), each a process of its own; the pages open their websockets on daphne's port
+    (WEBSOCKET_PORT). Tests that use it commit what the servers must see (`transaction=True`), and
+    settings changed in the test process do not reach them (only the environment does)."""
+    import http.client
+    import os
+    import socket
+    import subprocess
     import time
 
-    from daphne.server import Server
-    from twisted.internet import reactor
-
-    from config.asgi import application
     from config.redis_server import free_port
+    from config.servers import http_command, websocket_command
+    from tests.processes import ROOT
 
-    port = free_port()
-    server = Server(application, endpoints=[f"tcp:port={port}:interface=127.0.0.1"], signal_handlers=False, verbosity=0)
-    thread = threading.Thread(target=server.run, name="daphne", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.listening_addresses and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.listening_addresses, "daphne did not start"
-    yield f"http://127.0.0.1:{port}"
-    reactor.callFromThread(reactor.stop)
-    thread.join(timeout=5)
+    with django_db_blocker.unblock():
+        database = _database_url()
+    port, ws_port = free_port(), free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": database,
+        "SECRET_KEY": settings.SECRET_KEY,
+        "REDIS_URL": settings.REDIS_URL,
+        "WEBSOCKET_PORT": str(ws_port),
+        "WEB_PROCESSES": "1",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+    }
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    procs = [
+        subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
+        for command in (http_command(bind=f"127.0.0.1:{port}"), websocket_command(port=ws_port))
+    ]
+    deadline = time.monotonic() + 60
+
+    def answers(waiting: int) -> bool:
+        try:
+            if waiting == ws_port:  # daphne binds once the app is imported; it serves no plain HTTP
+                socket.create_connection(("127.0.0.1", waiting), timeout=5).close()
+                return True
+            conn = http.client.HTTPConnection("127.0.0.1", waiting, timeout=5)
+            conn.request("GET", "/healthz")
+            conn.getresponse().read()
+            conn.close()
+            return True
+        except (OSError, http.client.HTTPException):
+            return False
+
+    for waiting in (port, ws_port):
+        while not answers(waiting):
+            dead = [proc.args for proc in procs if proc.poll() is not None]
+            assert not dead and time.monotonic() < deadline, f"the served stack did not start: {dead}"
+            time.sleep(0.2)
+    yield LiveURL(f"http://127.0.0.1:{port}", procs)
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 @pytest.fixture

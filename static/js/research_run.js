@@ -95,8 +95,7 @@
   }
 
   function connect() {
-    var scheme = location.protocol === "https:" ? "wss://" : "ws://";
-    var socket = new WebSocket(scheme + location.host + "/ws/research/" + code + "/");
+    var socket = new WebSocket(window.refereeSocketUrl("/ws/research/" + code + "/"));
     socket.onopen = function () { delay = 1000; timeline.dataset.live = "1"; };
     socket.onmessage = function (event) {
       var message = JSON.parse(event.data);

@@ -295,8 +295,7 @@
   // -- live stream --------------------------------------------------------------------------
   function connect() {
     if (finished) return;
-    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
-    socket = new WebSocket(scheme + location.host + config.dataset.wsPath);
+    socket = new WebSocket(window.refereeSocketUrl(config.dataset.wsPath));
     socket.onopen = function () {
       retryDelay = 500;
       liveState.textContent = "live";

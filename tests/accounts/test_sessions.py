@@ -1,51 +1,48 @@
-"""accounts.sessions: Django's database sessions, the request's row read with SQL built once."""
+"""Sessions through Django's database backend as shipped (config/settings.py says why not cached_db),
+and the roles read through the ORM once per request."""
 
 from __future__ import annotations
 
-from datetime import timedelta
 from importlib import import_module
 
 import pytest
 from django.conf import settings
+from django.contrib.sessions.backends.db import SessionStore
 from django.contrib.sessions.models import Session
 from django.urls import reverse
-from django.utils import timezone
 
 from accounts.roles import _groups
-from accounts.sessions import SessionStore
+from config.redis_server import free_port
 
 pytestmark = pytest.mark.django_db
 
 
-def test_the_platform_uses_it():
+def test_the_platform_uses_djangos_database_sessions():
     assert import_module(settings.SESSION_ENGINE).SessionStore is SessionStore
 
 
-def test_a_stored_session_reads_back_and_an_expired_or_unknown_one_does_not():
-    store = SessionStore()
-    store["answer"] = {"n": 42, "text": "ünïcode"}
-    store.save()
-    key = store.session_key
-    assert SessionStore(session_key=key).load() == {"answer": {"n": 42, "text": "ünïcode"}}
-
-    Session.objects.filter(session_key=key).update(expire_date=timezone.now() - timedelta(seconds=1))
-    expired = SessionStore(session_key=key)
-    assert expired.load() == {}
-    assert expired.session_key is None  # as Django's: a new session starts, the old key is not reused
-
-    unknown = SessionStore(session_key="x" * 32)
-    assert unknown.load() == {} and unknown.session_key is None
-
-
-def test_signing_in_and_out_works_through_it(client, reviewer):
+def test_a_sign_out_ends_the_session_everywhere(client, reviewer):
     client.force_login(reviewer)
-    assert client.get(reverse("review:queue")).status_code == 200
     key = client.cookies[settings.SESSION_COOKIE_NAME].value
-    Session.objects.filter(session_key=key).delete()  # signed out elsewhere, or by an admin
-    assert client.get(reverse("review:queue")).status_code == 302
+    assert client.get(reverse("review:queue")).status_code == 200
+    client.post(reverse("accounts:logout"))
+    assert not Session.objects.filter(session_key=key).exists()
+    assert SessionStore(session_key=key).load() == {}
 
 
-def test_roles_are_the_users_groups(reviewer, admin_user):
-    assert _groups(reviewer) == set(reviewer.groups.values_list("name", flat=True)) == {"reviewer"}
+def test_it_serves_signed_in_pages_while_redis_is_unreachable(client, reviewer, settings):
+    client.force_login(reviewer)
+    unreachable = f"redis://127.0.0.1:{free_port()}/0"
+    settings.REDIS_URL = unreachable
+    settings.CACHES = {
+        name: {**conf, "LOCATION": unreachable} if "redis" in conf["BACKEND"].lower() else conf
+        for name, conf in settings.CACHES.items()
+    }
+    assert client.get(reverse("review:queue")).status_code == 200
+
+
+def test_roles_are_the_users_groups_read_once_per_request(reviewer, admin_user, django_assert_num_queries):
+    assert _groups(reviewer) == {"reviewer"}
     fresh = type(admin_user).objects.get(pk=admin_user.pk)
-    assert _groups(fresh) == set(admin_user.groups.values_list("name", flat=True))
+    with django_assert_num_queries(1):
+        assert _groups(fresh) == {"admin"} and _groups(fresh) == {"admin"}

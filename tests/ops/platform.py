@@ -40,6 +40,8 @@ class Platform:
         self.port = free_port()
         self.env = {**os.environ, "REFEREE_VAR_DIR": str(var_dir), "REFEREE_PORT": str(self.port)}
         self.env["REFEREE_REDIS_PORT"] = str(free_port())
+        self.ws_port = free_port()
+        self.env["REFEREE_WS_PORT"] = str(self.ws_port)
         # The test session's Redis, database, channel prefix and sandbox backend are not this platform's.
         for name in ("REDIS_URL", "DATABASE_URL", "CHANNEL_PREFIX", "DJANGO_SETTINGS_MODULE", "SANDBOX_BACKEND"):
             self.env.pop(name, None)
@@ -54,7 +56,7 @@ class Platform:
         self.proc: subprocess.Popen[str] | None = None
 
     # -- life ----------------------------------------------------------------------------------
-    def start(self, *, timeout: float = 300) -> Platform:
+    def start(self, *, timeout: float = 300, until: str = READY) -> Platform:
         self.proc = subprocess.Popen(
             [sys.executable, str(self.root / "scripts" / "up.py")],
             cwd=self.root,
@@ -65,7 +67,7 @@ class Platform:
             start_new_session=True,
         )
         threading.Thread(target=self._collect, daemon=True).start()
-        self.wait_for(READY, timeout=timeout)
+        self.wait_for(until, timeout=timeout)
         return self
 
     def _collect(self) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 UNITS = ROOT / "deploy" / "systemd"
-INSTANCES = {"referee-web@.service": "8001", "referee-worker@.service": "runs-1"}
+INSTANCES = {"referee-ws@.service": "8101", "referee-worker@.service": "runs-1"}
 
 
 def _installed_units(tmp_path: Path) -> list[Path]:
@@ -33,7 +33,8 @@ def test_it_ships_units_that_systemd_accepts(tmp_path: Path) -> None:
     units = _installed_units(tmp_path)
     assert {u.name for u in units} >= {
         "referee-setup.service",
-        "referee-web@8001.service",
+        "referee-web.service",
+        "referee-ws@8101.service",
         "referee-worker@runs-1.service",
         "referee-housekeeping.service",
         "referee.target",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ops.platform import Platform
+from tests.ops.platform import Platform, running
 
 NO_DOCKER = {
     "PATH": "/usr/bin:/bin",
@@ -79,3 +79,82 @@ def test_it_stops_with_the_one_command_when_no_sandbox_can_run(tmp_path: Path) -
     assert "To give it one, run:  install Docker Engine (https://docs.docker.com/engine/install/)" in platform.log
     assert "migrating the database" not in platform.log  # it stopped before doing anything else
     assert json.loads((platform.var_dir / "sandbox_backend.json").read_text())["backend"] is None
+
+
+# -- a machine without an init system (issue 30) --------------------------------------------------
+def _machine_without_init(engine, **dockerd) -> dict[str, str]:
+    """PATH has a `dockerd` first (the real one, in the second engine's layout), then /usr/bin and
+    /bin: no service manager (no systemd runs; `service` lives in /usr/sbin), no debootstrap; DOCKER_HOST
+    names the second engine's socket.
+    REFEREE_NO_SYSTEM_INSTALL is left unset. The folder is world-readable: a root worker runs bwrap
+    (its probe too) as an unprivileged uid, which must reach it."""
+    engine.dir.chmod(0o755)
+    bin_dir = engine.dir / "bin"
+    engine.wrapper(bin_dir, **dockerd)
+    return {"PATH": f"{bin_dir}:/usr/bin:/bin", "DOCKER_HOST": engine.host}
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_it_starts_dockerd_itself_without_an_init_system_and_stops_it_on_sigterm(tmp_path: Path) -> None:
+    from sandbox.recipe import default_tag
+    from tests.engines import SecondEngine, needs_dockerd
+
+    needs_dockerd()
+    engine = SecondEngine()
+    try:
+        engine.with_image(default_tag())  # the hash-tagged image is there, so nothing is built
+        env = _machine_without_init(engine)
+        platform = Platform(tmp_path / "var", **env).start(timeout=180, until="migrating the database")
+        try:
+            log = platform.log
+            assert "starting the Docker engine: dockerd itself (no service manager runs here" in log
+            pid = int((platform.var_dir / "dockerd.pid").read_text())
+            assert (
+                "sandbox backend: docker, because no service manager runs here (no systemd, no /etc/init.d/docker),"
+                f" so make up started dockerd itself (pid {pid}, log {platform.var_dir / 'dockerd.log'}), and the"
+                " engine answers; the sandbox image is present"
+            ) in log
+            assert "REFEREE_NO_SYSTEM_INSTALL" not in log
+            assert running(pid) and engine.answers()
+            assert platform.state()["children"]["docker engine"]["pid"] == pid
+        finally:
+            assert platform.stop() == 0
+        assert f"stopping docker engine (pid {pid}) ..." in platform.log and "all stopped" in platform.log
+        assert not running(pid) and not engine.answers()
+        assert not (platform.var_dir / "dockerd.pid").exists()
+    finally:
+        engine.remove()
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+@pytest.mark.bwrap
+def test_it_falls_back_to_bwrap_and_says_why_when_dockerd_cannot_start(tmp_path: Path) -> None:
+    from sandbox.bwrap import probe
+    from tests.engines import SecondEngine, needs_dockerd
+
+    needs_dockerd()
+    if probe():
+        pytest.skip(f"bubblewrap unusable here: {probe()}")
+    engine = SecondEngine()
+    unusable = tmp_path / "a-file"
+    unusable.write_text("dockerd cannot keep its data under a file")
+    try:
+        env = _machine_without_init(engine, data_root=unusable / "docker")
+        platform = Platform(tmp_path / "var", **env).start(timeout=180, until="migrating the database")
+        try:
+            log = platform.log
+            assert (
+                "sandbox backend: bwrap, because no Docker engine answers (" in log
+                and "and make up could not start it: no service manager runs here (no systemd, no"
+                " /etc/init.d/docker); dockerd exited with code 1: Unable to get the full path to root"
+                in log
+            ), log
+            assert "bubblewrap isolates the agents instead, with weaker limits than Docker" in log
+            assert "REFEREE_NO_SYSTEM_INSTALL" not in log and "with apt" not in log
+            assert "docker engine" not in platform.state()["children"]
+        finally:
+            assert platform.stop() == 0
+    finally:
+        engine.remove()

@@ -1,5 +1,6 @@
-"""`scripts/up.py` for real: kill -9 a worker, Redis and a web process; the supervisor restarts each,
-/healthz says degraded and then ok, two web processes share one port, and only SIGTERM stops it."""
+"""`scripts/up.py` for real: kill -9 a worker, Redis, gunicorn (a worker and the master) and a daphne;
+each comes back (gunicorn's workers by gunicorn, the rest by the supervisor), /healthz says degraded
+and then ok, and only SIGTERM stops it."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def platform(tmp_path: Path):
     problem = _bwrap_problem()
     if problem:  # the platform runs its sandboxes on bwrap here (quick baselines, no image needed)
         pytest.skip(f"bubblewrap unusable here: {problem}")
-    running = Platform(tmp_path / "var", SANDBOX_BACKEND="bwrap", WEB_PROCESSES="2").start()
+    running = Platform(tmp_path / "var", SANDBOX_BACKEND="bwrap", WEB_PROCESSES="2", WS_PROCESSES="2").start()
     yield running
     running.stop()
 
@@ -63,20 +64,26 @@ def test_it_restarts_what_dies_and_stops_only_on_sigterm(platform: Platform) -> 
     platform.wait_health("ok", timeout=30)
     assert "redis restarted" in platform.log
 
-    # Two web processes accept on one port: with one of them frozen, the other serves.
-    first, second = platform.child_pid("web #1"), platform.child_pid("web #2")
-    os.kill(first, signal.SIGSTOP)
-    try:
-        for _ in range(5):
-            assert platform.health(timeout=10)[1]["status"] == "ok"
-    finally:
-        os.kill(first, signal.SIGCONT)
+    # HTTP is gunicorn's: a worker killed is replaced by gunicorn's master while the other serves;
+    # the master killed, the supervisor starts it again on the same socket.
+    master = platform.child_pid("web")
+    workers = [int(pid) for pid in Path(f"/proc/{master}/task/{master}/children").read_text().split()]
+    assert len(workers) == 2, workers
+    os.kill(workers[0], signal.SIGKILL)
+    for _ in range(5):
+        assert platform.health(timeout=10)[1]["status"] == "ok"
+    os.kill(master, signal.SIGKILL)
+    platform.wait_for("web restarted", timeout=30)  # its workers serve on until they see it gone
+    platform.wait_health("ok", timeout=60)
+    assert "web exited with code -9" in platform.log
+    assert platform.child_pid("web") != master
+    # Websockets are daphne's, on their own port: one killed is restarted, the other goes on.
+    first, second = platform.child_pid("websockets #1"), platform.child_pid("websockets #2")
     os.kill(first, signal.SIGKILL)
-    report = platform.wait_health("degraded", timeout=10)  # answered by web #2 meanwhile
-    assert report["supervisor"]["error"] == "restarting: web #1"
+    report = platform.wait_health("degraded", timeout=10)
+    assert report["supervisor"]["error"] == "restarting: websockets #1"
     platform.wait_health("ok", timeout=30)
-    assert "web #1 restarted" in platform.log
-    assert platform.child_pid("web #1") != first and platform.child_pid("web #2") == second
+    assert platform.child_pid("websockets #1") != first and platform.child_pid("websockets #2") == second
     assert "housekeeping: reap_runs every 30 s" in platform.log  # the sweeps run, in one process
 
     children = [child["pid"] for child in platform.state()["children"].values()]

@@ -11,6 +11,7 @@ from sandbox.choice import (
     DEBOOTSTRAP,
     DOCKER,
     DOCKERFILE,
+    INSTALL_BWRAP,
     INSTALL_DEBOOTSTRAP,
     INSTALL_DOCKER,
     START_ENGINE,
@@ -71,6 +72,8 @@ def test_it_installs_docker_on_debian_as_root_and_starts_it():
 def test_it_starts_an_installed_engine_that_is_not_running():
     machine = replace(FRESH_DEBIAN_ROOT, dockerd=True, debootstrap=True)
     assert choose(machine).steps == (START_ENGINE,)
+    # Whether the image is in that engine is seen once it answers, so no way to build it is needed first.
+    assert choose(replace(machine, debootstrap=False, apt=False)).steps == (START_ENGINE,)
     # Starting it needs no package manager, so a root machine without apt does it too.
     assert choose(replace(machine, apt=False)).steps == (START_ENGINE,)
     # ... and it needs no install either, so REFEREE_NO_SYSTEM_INSTALL does not stop it.
@@ -116,3 +119,52 @@ def test_it_says_when_the_build_it_tried_failed():
 def test_it_records_what_the_machine_had():
     assert choose(FRESH_DEBIAN_ROOT).machine["apt"] is True
     assert choose(FRESH_DEBIAN_ROOT).as_dict()["machine"]["engine"] is False
+
+
+# A container without an init system (issue 30): docker.io installed, `service docker start` failed.
+SERVICE_FAILED = "`service docker start` exited with code 1 (/etc/init.d/docker: 62: ulimit: error setting limit)"
+NO_INIT = replace(FRESH_DEBIAN_ROOT, dockerd=True, debootstrap=True, engine_problem="Connection refused")
+
+
+def test_it_says_how_it_started_the_engine():
+    how = f"{SERVICE_FAILED}, so make up started dockerd itself (pid 4242, log var/dockerd.log)"
+    choice = choose(replace(NO_INIT, engine=True, image=True, engine_started=how))
+    assert (choice.backend, choice.steps) == (DOCKER, ())
+    assert choice.reason == f"{how}, and the engine answers; the sandbox image is present"
+
+
+def test_it_installs_and_uses_bwrap_when_the_engine_cannot_start():
+    failed = f"{SERVICE_FAILED}; dockerd exited with code 1: failed to mount overlay (its log: var/dockerd.log)"
+    choice = choose(replace(NO_INIT, engine_start_failed=failed))
+    assert (choice.backend, choice.steps) == (BWRAP, (INSTALL_BWRAP,))
+    assert choice.reason.startswith(
+        f"no Docker engine answers (Connection refused), and make up could not start it: {failed}"
+    )
+    assert "make up installs bubblewrap with apt" in choice.reason
+    assert "REFEREE_NO_SYSTEM_INSTALL" not in choice.reason  # it is not set: the reason never says so
+    # bubblewrap there already: used as it is.
+    there = choose(replace(NO_INIT, engine_start_failed=failed, bwrap=True))
+    assert (there.backend, there.steps) == (BWRAP, ())
+    assert "make up could not start it" in there.reason and "installs" not in there.reason
+
+
+def test_it_never_starts_again_an_engine_that_failed_to_start():
+    machine = replace(NO_INIT, engine_start_failed="dockerd exited with code 1: x", installs_allowed=False)
+    stop = choose(machine)
+    assert stop.backend is None and START_ENGINE not in stop.steps
+    assert stop.reason.endswith(
+        "and bubblewrap is not installed (REFEREE_NO_SYSTEM_INSTALL is set, so make up installs nothing)"
+    )
+    assert stop.command == "apt-get install -y bubblewrap && make up"
+    broken = choose(replace(machine, bwrap_problem="setting up uid map: Permission denied"))
+    assert "bubblewrap cannot run here (setting up uid map: Permission denied)" in broken.reason
+    assert broken.command.startswith("dockerd --debug")
+
+
+def test_it_names_a_failed_install_and_tries_no_other():
+    failed = "`apt-get update -qq` exited with code 100 (Could not resolve 'deb.debian.org')"
+    choice = choose(replace(FRESH_DEBIAN_ROOT, install_failed=failed))
+    assert choice.backend is None and choice.steps == ()
+    assert f"installing with apt failed: {failed}" in choice.reason
+    assert "REFEREE_NO_SYSTEM_INSTALL" not in choice.reason
+    assert choose(replace(FRESH_DEBIAN_ROOT, install_failed=failed, bwrap=True)).backend == BWRAP

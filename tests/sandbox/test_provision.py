@@ -98,3 +98,91 @@ def test_it_states_the_sandbox_on_the_launch_page(client_for, researcher, settin
     settings.SANDBOX_BACKEND = "bwrap"
     page = client_for(researcher).get(reverse("benchmark:run_launch")).content.decode()
     assert "Sandbox: bwrap" in page and "its limits, listed above as they hold on this machine" in page
+
+
+# -- starting the engine (issue 30: a machine without an init system) ---------------------------
+@pytest.fixture
+def second_engine(monkeypatch):
+    """DOCKER_HOST at a second engine's socket (nothing answers there until a test starts it)."""
+    from sandbox.docker import client
+    from tests.engines import SecondEngine, needs_dockerd
+
+    needs_dockerd()
+    engine = SecondEngine()
+    monkeypatch.setenv("DOCKER_HOST", engine.host)
+    client.cache_clear()
+    yield engine
+    client.cache_clear()
+    engine.remove()
+
+
+def _machine_engine_answers() -> bool:
+    env = {k: v for k, v in os.environ.items() if k != "DOCKER_HOST"}
+    return subprocess.run(["docker", "version"], env=env, capture_output=True).returncode == 0
+
+
+@pytest.mark.docker
+def test_it_starts_dockerd_itself_when_the_service_manager_fails_and_stops_it_with_the_rest(
+    second_engine, tmp_path: Path
+) -> None:
+    from config.supervisor import Supervisor
+
+    said: list[str] = []
+    started = provision.start_engine(
+        said.append,
+        var_dir=tmp_path,
+        services=[["service", "referee-no-such-engine", "start"]],  # a real service manager, failing
+        dockerd_args=second_engine.args(),
+    )
+    try:
+        assert started.proc is not None and started.proc.poll() is None
+        assert second_engine.answers()
+        assert started.how.startswith("`service referee-no-such-engine start` exited with code 1 (")
+        assert (
+            f"so make up started dockerd itself (pid {started.proc.pid}, log {tmp_path / 'dockerd.log'})" in started.how
+        )
+        assert (tmp_path / "dockerd.pid").read_text().strip() == str(started.proc.pid)
+        assert "API listen on" in (tmp_path / "dockerd.log").read_text()
+        assert f"the Docker engine answers (dockerd pid {started.proc.pid}, started by make up" in said[-1]
+
+        supervisor = Supervisor(state_path=tmp_path / "state.json", log=said.append)
+        supervisor.adopt("docker engine", "docker", started.proc, started.restart, stop_last=True, stop_timeout=30)
+    finally:
+        if started.proc.poll() is None:
+            supervisor.stop()
+    assert started.proc.poll() is not None and not second_engine.answers()
+    assert f"stopping docker engine (pid {started.proc.pid}) ..." in said
+    assert _machine_engine_answers()  # the machine's own engine was left alone
+
+
+@pytest.mark.docker
+def test_it_falls_back_to_bubblewrap_when_dockerd_cannot_start(second_engine, tmp_path: Path) -> None:
+    from sandbox.bwrap import probe
+
+    if probe():
+        pytest.skip(f"bubblewrap unusable here: {probe()}")
+    unusable = tmp_path / "a-file"
+    unusable.write_text("not a directory")
+    said: list[str] = []
+    built: list[str] = []
+    settled = provision.settle(
+        environ={},  # REFEREE_NO_SYSTEM_INSTALL unset: the reason must not claim it is set
+        log=said.append,
+        var_dir=tmp_path,
+        build_image=lambda method: built.append(method) or True,
+        services=[],  # no service manager, as in a container without an init system
+        dockerd_args=second_engine.args(data_root=unusable / "docker"),
+    )
+    choice = settled.choice
+    assert (choice.backend, choice.steps, settled.engine, built) == (BWRAP, (), None, [])
+    assert "no Docker engine answers (" in choice.reason
+    assert (
+        "and make up could not start it: no service manager runs here (no systemd, no /etc/init.d/docker);"
+        " dockerd exited with code 1: Unable to get the full path to root"
+    ) in choice.reason
+    assert "not a directory" in choice.reason and f"(its log: {tmp_path / 'dockerd.log'})" in choice.reason
+    assert choice.reason.endswith("bubblewrap isolates the agents instead, with weaker limits than Docker")
+    assert "REFEREE_NO_SYSTEM_INSTALL" not in " ".join([*said, choice.reason])
+    assert any(line.startswith("that did not work: no service manager runs here") for line in said)
+    assert not (tmp_path / "dockerd.pid").exists()
+    assert _machine_engine_answers()
