@@ -1,6 +1,10 @@
 """A second Docker engine for the tests of `make up`'s engine start: its own socket, data root, exec
-root and pid file, no bridge and no iptables rules, so it never touches the machine's own engine
-(which keeps running: it serves every other test and helper on this machine)."""
+root and pid file, a bridge of its own and no iptables rules, so it never touches the machine's own
+engine (which keeps running: it serves every other test and helper on this machine).
+
+Not `--bridge none`: a dockerd started with it deletes the interface named docker0 on start (moby's
+removeDefaultBridgeInterface), the machine engine's bridge, and every later container start fails
+with "could not find bridge docker0" (it failed CI's test_docker that way)."""
 
 from __future__ import annotations
 
@@ -30,6 +34,14 @@ class SecondEngine:
         self.socket = self.dir / "docker.sock"
         self.host = f"unix://{self.socket}"
         self.data_root = self.dir / "data"
+        # Its own bridge, with an address of its own so that dockerd takes none of the machine's ranges.
+        self.bridge = f"rdbr{os.getpid() % 100000}"
+        subprocess.run(["ip", "link", "del", self.bridge], capture_output=True)
+        for command in (
+            ["ip", "link", "add", self.bridge, "type", "bridge"],
+            ["ip", "addr", "add", f"10.213.{os.getpid() % 250}.1/24", "dev", self.bridge],
+        ):
+            subprocess.run(command, check=True, capture_output=True)
 
     def args(self, *, data_root: Path | None = None) -> list[str]:
         return [
@@ -42,7 +54,7 @@ class SecondEngine:
             "--pidfile",
             str(self.dir / "docker.pid"),
             "--bridge",
-            "none",
+            self.bridge,
             "--iptables=false",
             "--ip6tables=false",
         ]
@@ -89,3 +101,4 @@ class SecondEngine:
     def remove(self) -> None:
         subprocess.run(["umount", "-R", str(self.dir)], capture_output=True)  # overlay mounts, if any are left
         shutil.rmtree(self.dir, ignore_errors=True)
+        subprocess.run(["ip", "link", "del", self.bridge], capture_output=True)

@@ -153,6 +153,12 @@ def test_it_starts_dockerd_itself_when_the_service_manager_fails_and_stops_it_wi
     assert started.proc.poll() is not None and not second_engine.answers()
     assert f"stopping docker engine (pid {started.proc.pid}) ..." in said
     assert _machine_engine_answers()  # the machine's own engine was left alone
+    # ... and so was its bridge: a second dockerd with `--bridge none` deletes docker0 on start
+    assert _machine_bridge_is_there(), "the second engine removed the machine engine's docker0 bridge"
+
+
+def _machine_bridge_is_there() -> bool:
+    return subprocess.run(["ip", "link", "show", "docker0"], capture_output=True).returncode == 0
 
 
 @pytest.mark.docker
