@@ -15,6 +15,7 @@ a leaderboard never shows.
 
 from __future__ import annotations
 
+import io
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,7 @@ from django.db.models import Count, FloatField
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast
 
+from benchmark.csv_tables import CsvDictWriter
 from benchmark.models import Artifact, ResearchRun
 from benchmark.text_tables import latex_escape
 from judge.models import Judgment, Rubric
@@ -276,11 +278,8 @@ def _fmt(cell: Cell | None, digits: int = 2) -> str:
 
 
 def to_csv(board: Leaderboard) -> str:
-    import csv
-    import io
-
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=["stage", "rubric", "model", "view", "criterion", "mean", "sd", "n"])
+    writer = CsvDictWriter(out, fieldnames=["stage", "rubric", "model", "view", "criterion", "mean", "sd", "n"])
     writer.writeheader()
     for record in leaderboard_records(board):
         writer.writerow({k: ("" if v is None else v) for k, v in record.items()})

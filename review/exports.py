@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from typing import Any
 
+from benchmark.csv_tables import CsvWriter
 from review.forms import score_dimensions
 from review.models import Campaign, Review
 from review.trajectory import step_tags_text
@@ -70,7 +70,7 @@ def reviews_csv(campaign: Campaign, *, include_drafts: bool = False) -> str:
     keys = [d["key"] for d in score_dimensions(campaign.rubric)]
     head = ["item", "artifact", "run", "task", "system", "reviewer", "assignment", "status", "source", "submitted_at"]
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = CsvWriter(out)
     writer.writerow([*head, *keys, "confidence", *(f"{k}_justification" for k in keys), "step_tags"])
     for rec in review_records(campaign, include_drafts=include_drafts):
         scores = rec["scores"] or {}

@@ -7,7 +7,6 @@ the vendored plotly.js. No Django and no plotly import on the server.
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 from collections import Counter
@@ -15,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmark.csv_tables import CsvWriter
 from benchmark.leaderboards.mlgym_results import ACTION_ORDER
 from benchmark.leaderboards.published import published_comparison
 from benchmark.leaderboards.scoring import BASELINE, Scoring
@@ -86,14 +86,12 @@ CSV_COLUMNS = [
 def leaderboard_csv(data: Mapping[str, Any]) -> str:
     """Long format from `page_data`: one line per (method, task) with the method's AUP and tau_max."""
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = CsvWriter(out)  # names come from users: the writer keeps spreadsheets from running them
     writer.writerow([*CSV_COLUMNS, "aup_best_attempt", "aup_best_submission", "tau_max"])
     for method in data["methods"]:
         aup = data["aup"][method]
         for task in data["tasks"]:
-            # Names come from users: keep spreadsheets from reading them as formulas.
-            safe = [f"'{n}" if n[:1] in ("=", "+", "-", "@") else n for n in (method, task)]
-            cell = {**data["scores"][task][method], "method": safe[0], "task": safe[1]}
+            cell = {**data["scores"][task][method], "method": method, "task": task}
             row = ["" if cell.get(c) is None else cell[c] for c in CSV_COLUMNS]
             writer.writerow(
                 [

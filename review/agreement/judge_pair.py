@@ -8,7 +8,6 @@ so a cached page costs two small queries.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import json
@@ -17,6 +16,7 @@ from typing import Any
 
 from django.db.models import Count, Max, Sum
 
+from benchmark.csv_tables import CsvDictWriter
 from judge.leaderboard import default_rubric, stepwise_judgments, stepwise_matrix, stepwise_rubrics
 from judge.models import Rubric
 
@@ -82,7 +82,7 @@ def rubric_options(stage: str) -> list[Rubric]:
 def to_csv(result: dict[str, Any]) -> str:
     out = io.StringIO()
     fields = ["stage", "criterion", "statistic", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "n", "note"]
-    writer = csv.DictWriter(out, fieldnames=fields)
+    writer = CsvDictWriter(out, fieldnames=fields)
     writer.writeheader()
     for crit, stats in result["criteria"].items():
         for key, r in stats.items():

@@ -7,7 +7,6 @@ Everything here reads the `analyse()` result; charts also read the `Paired` arra
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import math
@@ -15,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from benchmark.csv_tables import CsvDictWriter, CsvWriter
 
 from .charts import chart_payload
 from .data import Paired
@@ -139,10 +140,12 @@ CSV_FIELDS = (
 
 def to_csv(result: dict[str, Any]) -> str:
     buf = io.StringIO()
-    buf.write(f"# pairing={result['pairing']['policy']}; settings=")
-    buf.write(json.dumps(clean_json(result["settings"]), sort_keys=True))
-    buf.write(f"; meta={json.dumps(clean_json(result['meta']), sort_keys=True)}\n")
-    w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore")
+    # The provenance line is one quoted cell: its JSON holds names from users (campaign, judges),
+    # and written raw a comma in one would start a new spreadsheet cell, a formula if `=` follows.
+    settings = json.dumps(clean_json(result["settings"]), sort_keys=True)
+    meta = json.dumps(clean_json(result["meta"]), sort_keys=True)
+    CsvWriter(buf).writerow([f"# pairing={result['pairing']['policy']}; settings={settings}; meta={meta}"])
+    w = CsvDictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore")
     w.writeheader()
     for row in _rows(result):
         w.writerow({k: ("" if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()})

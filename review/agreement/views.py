@@ -9,7 +9,6 @@ are cached per (campaign state, settings) in cache.py: the page and its download
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import re
@@ -22,6 +21,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.roles import ADMIN, role_required
+from benchmark.csv_tables import CsvDictWriter
 from benchmark.markdown import markdown_html
 from review.models import Campaign, CampaignItem, DisagreementTag
 
@@ -326,7 +326,7 @@ def agreement_tags_export(request: HttpRequest, code: str, fmt: str) -> HttpResp
             "tagged_by",
             "updated_at",
         )
-        writer = csv.DictWriter(buf, fieldnames=fields)
+        writer = CsvDictWriter(buf, fieldnames=fields)
         writer.writeheader()
         writer.writerows(rows)
         response = HttpResponse(buf.getvalue(), content_type="text/csv; charset=utf-8")
