@@ -10,6 +10,13 @@ Reminders carry only what the reviewer needs: their own count of open items, the
 link to their queue; never item contents nor anyone else's name. At most one per reviewer per
 campaign within REMIND_EVERY, counted from the rows of ReviewerReminder, which are claimed under
 the campaign's row lock so two admins pressing the button at once send one mail, not two.
+
+A member who was invited and never accepted cannot sign in to that queue: they get their
+invitation again instead (a fresh link; only hashes are stored, so the old one cannot be resent),
+claimed and rate-limited like a reminder, since two resends at once would leave the first mail's
+link dead. Without a mail server (accounts.services.mail_configured, the invitations' own test)
+nothing is mailed and nothing is recorded as sent: the result carries what would have gone, the
+reminders' text and the invitations' new links, for the admin to pass on.
 """
 
 from __future__ import annotations
@@ -26,8 +33,11 @@ from django.db.models import Count, Max
 from django.urls import reverse
 from django.utils import timezone
 
+from accounts.models import Invitation
+from accounts.services import InvitationIssued, mail_configured
 from review.models import Assignment, Campaign, CampaignStatusChange, ItemReport, ReviewerReminder
 from review.services import campaign_assign
+from review.setup import member_invitation_resend
 
 log = logging.getLogger(__name__)
 
@@ -83,15 +93,48 @@ def status_history(campaign: Campaign, limit: int = 10) -> list[CampaignStatusCh
 
 
 @dataclass
+class UnsentReminder:
+    """A reminder that was not sent (no mail server): who it was for and its text, for the admin."""
+
+    username: str
+    email: str
+    subject: str
+    body: str
+
+
+@dataclass
 class RemindResult:
-    sent: list[str] = field(default_factory=list)  # usernames mailed
+    mailed: bool = True  # False: no mail server; nothing below was mailed
+    sent: list[str] = field(default_factory=list)  # usernames mailed a reminder
+    reinvited: list[InvitationIssued] = field(default_factory=list)  # invitees who had not accepted: a new link
+    unsent: list[UnsentReminder] = field(default_factory=list)  # no mail server: what would have been mailed
     recent: list[str] = field(default_factory=list)  # reminded within REMIND_EVERY: skipped
     no_email: list[str] = field(default_factory=list)  # no address on the account
+    revoked: list[str] = field(default_factory=list)  # invitee whose link an admin revoked: left alone
     failed: dict[str, str] = field(default_factory=dict)  # username -> the mail backend's error
+
+    @property
+    def nothing(self) -> bool:
+        return not (
+            self.sent or self.reinvited or self.unsent or self.recent or self.no_email or self.revoked or self.failed
+        )
+
+
+def _unaccepted(user_ids: list[int]) -> dict[int, Invitation]:
+    """Per reviewer who was invited and never accepted (no invitation of theirs was ever used): their
+    latest invitation. Reviewers made otherwise, or who accepted once, are absent."""
+    latest: dict[int, Invitation] = {}
+    accepted: set[int] = set()
+    for inv in Invitation.objects.filter(user_id__in=user_ids).order_by("user_id", "-created_at", "-id"):
+        latest.setdefault(inv.user_id, inv)
+        if inv.used_at is not None:
+            accepted.add(inv.user_id)
+    return {uid: inv for uid, inv in latest.items() if uid not in accepted}
 
 
 def open_work(campaign: Campaign) -> list[dict[str, Any]]:
-    """Per reviewer with open assignments in the campaign: their count and when they were last reminded."""
+    """Per reviewer with open assignments in the campaign: their count, when they were last reminded,
+    and, for an invitee who has not accepted, their latest invitation (they get it again, not a reminder)."""
     rows = (
         Assignment.objects.filter(campaign=campaign, status__in=Assignment.OPEN)
         .values("reviewer_id", "reviewer__username", "reviewer__email")
@@ -104,6 +147,8 @@ def open_work(campaign: Campaign) -> list[dict[str, Any]]:
         .annotate(last=Max("sent_at"))
         .values_list("reviewer_id", "last")
     )
+    rows = list(rows)
+    unaccepted = _unaccepted([row["reviewer_id"] for row in rows])
     return [
         {
             "reviewer_id": row["reviewer_id"],
@@ -111,6 +156,7 @@ def open_work(campaign: Campaign) -> list[dict[str, Any]]:
             "email": row["reviewer__email"],
             "open": row["open"],
             "last_reminded": last.get(row["reviewer_id"]),
+            "invitation": unaccepted.get(row["reviewer_id"]),
         }
         for row in rows
     ]
@@ -130,36 +176,54 @@ def _reminder_text(campaign: Campaign, open_items: int) -> tuple[str, str]:
 
 
 def reminders_send(*, campaign: Campaign, by: Any = None, now: Any = None) -> RemindResult:
-    """Mail every reviewer with open work in the open campaign, except those reminded within REMIND_EVERY."""
+    """Remind every reviewer with open work in the open campaign, except those reminded within
+    REMIND_EVERY; an invitee who has not accepted gets their invitation again instead. Without a
+    mail server nothing is sent: `unsent` and `reinvited` (links to pass on) say what would have gone."""
     now = now or timezone.now()
-    result = RemindResult()
-    claimed: list[tuple[ReviewerReminder, dict[str, Any]]] = []
+    result = RemindResult(mailed=mail_configured())
+    claimed: list[tuple[ReviewerReminder | None, dict[str, Any]]] = []
     with transaction.atomic():
         locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
         if locked.status != Campaign.Status.OPEN:
             raise ControlRefused(f"the campaign is {locked.get_status_display()}: nobody is reminded")
         for row in open_work(locked):
+            invitation = row["invitation"]
             if row["last_reminded"] and now - row["last_reminded"] < REMIND_EVERY:
                 result.recent.append(row["username"])
-            elif not row["email"]:
+            elif invitation is not None and invitation.state(now) == Invitation.State.REVOKED:
+                result.revoked.append(row["username"])
+            elif invitation is None and not row["email"]:
                 result.no_email.append(row["username"])
-            else:
+            elif result.mailed:
                 reminder = ReviewerReminder.objects.create(
                     campaign=locked, reviewer_id=row["reviewer_id"], open_items=row["open"], sent_by=by, sent_at=now
                 )
                 claimed.append((reminder, row))
+            else:  # nothing is mailed, so nothing is recorded as sent (no claim, no "last reminded")
+                claimed.append((None, row))
     # Mail outside the lock (an SMTP server may be slow); a failed mail gives its claim back.
     for reminder, row in claimed:
-        subject, body = _reminder_text(locked, row["open"])
         try:
-            send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [row["email"]])
-        except Exception as exc:  # any backend error (SMTP, file system): recorded, the others still go
+            _remind_one(locked, row, by, result)
+        except Exception as exc:  # any backend error (SMTP, file system), or a refused resend: recorded
             log.warning("reminder to %s in campaign %s failed: %s", row["username"], locked.pk, exc)
-            reminder.delete()
+            if reminder is not None:
+                reminder.delete()
             result.failed[row["username"]] = str(exc) or type(exc).__name__
-        else:
-            result.sent.append(row["username"])
     return result
+
+
+def _remind_one(campaign: Campaign, row: dict[str, Any], by: Any, result: RemindResult) -> None:
+    if row["invitation"] is not None:
+        # The invitation mail when a server is configured; else a new link, shown to the admin once.
+        result.reinvited.append(member_invitation_resend(invitation=row["invitation"], by=by))
+        return
+    subject, body = _reminder_text(campaign, row["open"])
+    if not result.mailed:
+        result.unsent.append(UnsentReminder(row["username"], row["email"], subject, body))
+        return
+    send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [row["email"]])
+    result.sent.append(row["username"])
 
 
 # ---------------------------------------------------------------- problem reports

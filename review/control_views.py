@@ -1,6 +1,7 @@
 """Control-room actions of a campaign (review.control): close, reopen, remind reviewers, resolve
 problem reports, ask the judge to judge a trajectory campaign's runs. Admins only, POST only; each
-redirects back to the campaign page with what it did."""
+redirects back to the campaign page with what it did, except reminders without a mail server: their
+answer is the uncached page of what would have been sent."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from typing import Any
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_POST
 
 from accounts.roles import ADMIN, role_required
@@ -26,6 +28,7 @@ from review.control import (
     status_history,
 )
 from review.models import Campaign, ItemReport
+from review.notices import report_reminders
 from review.reports import ReportRefused, report_resolve
 from review.trajectory_judging import campaign_judge_trajectories, campaign_judgment_summary
 
@@ -73,23 +76,19 @@ def campaign_reopen_view(request: HttpRequest, code: str) -> HttpResponse:
 @role_required(ADMIN)
 def campaign_remind_view(request: HttpRequest, code: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, code=code)
+    back = reverse("review:campaign_detail", args=[campaign.code])
     try:
         result = reminders_send(campaign=campaign, by=request.user)
     except ControlRefused as exc:
         messages.error(request, f"No reminders sent: {exc}.")
-        return redirect("review:campaign_detail", campaign.code)
-    if result.sent:
-        messages.success(request, f"Reminder mailed to {len(result.sent)} reviewer(s): {', '.join(result.sent)}.")
-    if result.recent:
-        hours = int(REMIND_EVERY.total_seconds() // 3600)
-        messages.info(request, f"Not reminded again (reminded in the last {hours} h): {', '.join(result.recent)}.")
-    if result.no_email:
-        messages.warning(request, f"No email address, not reminded: {', '.join(result.no_email)}.")
-    for username, error in sorted(result.failed.items()):
-        messages.error(request, f"Reminder to {username} failed: {error}")
-    if not (result.sent or result.recent or result.no_email or result.failed):
-        messages.info(request, "Nobody has open work in this campaign: no reminder sent.")
-    return redirect("review:campaign_detail", campaign.code)
+        return redirect(back)
+    report_reminders(request, result)
+    if result.mailed or not (result.unsent or result.reinvited):
+        return redirect(back)
+    # No mail server: what would have gone, shown this once (new invitation links are only stored hashed).
+    page = render(request, "review/reminders_unsent.html", {"result": result, "campaign": campaign, "back": back})
+    add_never_cache_headers(page)
+    return page
 
 
 @require_POST

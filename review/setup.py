@@ -13,10 +13,17 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
 
+from accounts.models import Invitation
 from accounts.roles import REVIEWER
-from accounts.services import InvitationIssued, InvitationRefused, invitation_create, mail_configured
+from accounts.services import (
+    InvitationIssued,
+    InvitationRefused,
+    invitation_create,
+    invitation_resend,
+    mail_configured,
+)
 from benchmark.models import Artifact
-from review.models import Campaign
+from review.models import Campaign, CampaignReviewer
 from review.services import (
     AssignmentError,
     AssignResult,
@@ -107,6 +114,16 @@ def reviewers_invite(
             continue
         outcome.issued.append(issued)
     return outcome
+
+
+def member_invitation_resend(*, invitation: Invitation, by: Any = None) -> InvitationIssued:
+    """Resend an invitation (a fresh link, mailed when a mail server is configured: accounts'
+    invitation_resend) and move the campaign memberships tied to the old one to the new one, so
+    that the campaign's column follows the link that works. A failed mail undoes both."""
+    with transaction.atomic():
+        issued = invitation_resend(invitation=invitation, by=by)
+        CampaignReviewer.objects.filter(invitation=invitation).update(invitation=issued.invitation)
+    return issued
 
 
 def campaign_grow(

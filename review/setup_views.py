@@ -15,13 +15,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.models import Invitation
 from accounts.roles import ADMIN, role_required
-from accounts.services import InvitationRefused, invitation_resend, invitation_revoke, mail_configured
+from accounts.services import InvitationRefused, invitation_revoke, mail_configured
 from review import blinding, trajectory
 from review.forms import score_dimensions
 from review.models import Campaign, CampaignItem
 from review.notices import assign_problems, invites_done
 from review.services import AssignmentError, AssignResult, campaign_assign
-from review.setup import InviteOutcome, campaign_grow, campaign_plan_preview, reviewers_invite
+from review.setup import InviteOutcome, campaign_grow, campaign_plan_preview, member_invitation_resend, reviewers_invite
 from review.setup_forms import InviteFields, InviteForm, ItemsAddForm, MembersAddForm
 from review.views import _file_response
 
@@ -207,13 +207,10 @@ def _invitation(icode: str) -> Invitation:
 def invitation_resend_view(request: HttpRequest, icode: str) -> HttpResponse:
     invitation = _invitation(icode)
     try:
-        issued = invitation_resend(invitation=invitation, by=request.user)
+        issued = member_invitation_resend(invitation=invitation, by=request.user)
     except InvitationRefused as exc:
         messages.error(request, f"Not resent: {exc}")
         return redirect(_back(request))
-    for member in invitation.memberships.all():  # the campaign's column follows the new link
-        member.invitation = issued.invitation
-        member.save(update_fields=["invitation"])
     return invites_done(request, InviteOutcome(issued=[issued], mailed=mail_configured()), _back(request))
 
 
