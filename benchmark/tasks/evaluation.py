@@ -73,8 +73,9 @@ def task_folder(task: Task) -> Path:
     return folder
 
 
-def agent_sandbox_spec(*, task: Task, run_code: str) -> SandboxSpec:
-    """The agent's sandbox: no network, the task's resource limits, labels naming run and task."""
+def agent_sandbox_spec(*, task: Task, run_code: str, gpus: list[str] | None = None) -> SandboxSpec:
+    """The agent's sandbox: no network, the task's resource limits, labels naming run and task, and
+    the GPUs leased for the run (benchmark.runs.gpus), if any."""
     limits = task.config.get("sandbox", {})
     return SandboxSpec(
         network=False,
@@ -82,6 +83,7 @@ def agent_sandbox_spec(*, task: Task, run_code: str) -> SandboxSpec:
         cpus=float(limits.get("cpus", 1.0)),
         labels={"referee.run": str(run_code), "referee.task": task.slug, "referee.role": "agent"},
         workdir=WORKDIR,
+        gpus=list(gpus or []),
     )
 
 

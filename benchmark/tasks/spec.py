@@ -32,7 +32,7 @@ FOLDER_FIELDS = {
 }  # fmt: skip
 EVALUATOR_FIELDS = {"dir", "command", "timeout", "metrics"}
 BASELINE_FIELDS = {"dir", "command", "timeout"}
-SANDBOX_FIELDS = {"memory_mb", "cpus"}
+SANDBOX_FIELDS = {"memory_mb", "cpus", "gpus"}
 SUBMISSION_FIELDS = {"module", "functions", "files", "call_timeout", "load_timeout", "max_reply_bytes", "stub"}
 # Artifacts that are code (or unpickle into code): they may only run in a submission sandbox.
 CODE_SUFFIXES = {".py", ".pyc", ".so", ".pkl", ".pickle", ".pt", ".pth", ".joblib", ".sh"}
