@@ -389,6 +389,7 @@ def _run_drive(run: Run) -> Run:
         connection = None
         if run.agent.kind == AgentConfig.Kind.MODEL:
             connection, _ = run_preflight(run=run)  # fail fast, before any sandbox starts
+        evaluation.task_image_ensure(run.task)  # its image variant, built on its first run (sandbox.variants)
         devices = leases.enter_context(gpus.gpus_leased(task_gpus(run.task)))  # [] for a CPU task
         session = open_session(
             evaluation.agent_sandbox_spec(task=run.task, run_code=str(run.code), gpus=[gpu.id for gpu in devices])

@@ -119,6 +119,10 @@ def folder_task_load(folder: Path, *, source: str = "folder") -> TaskSpec:
     else:
         data_status, data_detail = Task.DataStatus.NOT_NEEDED, ""
 
+    requirements = data.get("requirements", [])
+    if not isinstance(requirements, list) or not all(isinstance(line, str) and line.strip() for line in requirements):
+        raise TaskFormatError(file, "requirements", "must be a list of pip requirement lines, e.g. [tabulate==0.9.0]")
+
     year = data.get("year")
     if year is not None and (isinstance(year, bool) or not isinstance(year, int)):
         raise TaskFormatError(file, "year", f"must be a year, not {year!r}")
@@ -138,6 +142,7 @@ def folder_task_load(folder: Path, *, source: str = "folder") -> TaskSpec:
         "baseline": {"dir": baseline_dir, "command": baseline_command, "timeout": baseline_timeout},
         "sandbox": {"memory_mb": memory_mb, "cpus": float(cpus), **({"gpus": gpus} if gpus else {})},
         "data": data_paths,
+        **({"requirements": [line.strip() for line in requirements]} if requirements else {}),
     }
     return TaskSpec(
         slug=slug,

@@ -1,4 +1,4 @@
-"""What a task needs of the host beyond the sandbox's defaults: GPUs.
+"""What a task needs of the host beyond the sandbox's defaults: GPUs, and Python packages.
 
 A Referee task folder says it in `sandbox.gpus` (task.yaml). MLGym's task files do not: MLGym ran
 its vision, language and two of its RL tasks on GPUs (its paper and agent configs), so those ids
@@ -8,7 +8,12 @@ enough for a CPU and runs on any worker.
 
 from __future__ import annotations
 
+import re
+
 from benchmark.models import Task
+
+# `jax[cuda12]` on a CPU task: the CUDA wheels (gigabytes) would serve nothing; plain jax runs on the CPU.
+CUDA_EXTRA = re.compile(r"\[([^\]]*)\]")
 
 MLGYM_GPU_TASKS = frozenset(
     {
@@ -32,3 +37,18 @@ def task_gpus(task: Task) -> int:
     if task.source == "mlgym" and task.slug in MLGYM_GPU_TASKS:
         return 1
     return 0
+
+
+def _without_cuda_extras(line: str) -> str:
+    def keep(match: re.Match[str]) -> str:
+        extras = [extra.strip() for extra in match.group(1).split(",") if "cuda" not in extra.lower()]
+        return f"[{','.join(extras)}]" if extras else ""
+
+    return CUDA_EXTRA.sub(keep, line, count=1)
+
+
+def task_requirements(task: Task) -> list[str]:
+    """The pip requirement lines the task's image variant adds to the sandbox image (sandbox.variants);
+    a CPU task's CUDA extras are dropped."""
+    lines = [str(line) for line in (task.config or {}).get("requirements", [])]
+    return lines if task_gpus(task) else [_without_cuda_extras(line) for line in lines]

@@ -29,6 +29,7 @@ MAX_TIMEOUT = 3600
 FOLDER_FIELDS = {
     "slug", "title", "category", "description", "description_file", "metric", "direction",
     "artifacts", "workspace", "evaluator", "baseline", "data", "sandbox", "venue", "year", "submission",
+    "requirements",
 }  # fmt: skip
 EVALUATOR_FIELDS = {"dir", "command", "timeout", "metrics"}
 BASELINE_FIELDS = {"dir", "command", "timeout"}
