@@ -41,12 +41,16 @@ def check_workers() -> dict[str, Any]:
         workers = Worker.all(connection=connection_)
     except Exception as exc:
         return {"ok": False, "error": str(exc), "queues": {}}
-    counts = {name: 0 for name in QUEUES}
+    from sandbox.gpu import host_gpus
+
+    # The `gpu` queue is counted everywhere, and needed only on a host that offers GPUs.
+    counts = {name: 0 for name in (*QUEUES, "gpu")}
     for worker in workers:
         for name in worker.queue_names():
             if name in counts:
                 counts[name] += 1
-    missing = [name for name, count in counts.items() if count == 0]
+    needed = (*QUEUES, "gpu") if host_gpus() else QUEUES
+    missing = [name for name in needed if counts[name] == 0]
     result: dict[str, Any] = {"ok": not missing, "queues": counts}
     if missing:
         result["error"] = f"no live worker for queue(s): {', '.join(missing)}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 from pathlib import Path
 
@@ -196,7 +197,7 @@ REDIS_URL = _redis_url()
 
 RQ_QUEUES = {
     name: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": timeout}
-    for name, timeout in (("runs", 6 * 3600), ("judge", 1800), ("default", 1800))
+    for name, timeout in (("runs", 6 * 3600), ("gpu", 6 * 3600), ("judge", 1800), ("default", 1800))
 }
 # Workers of these queues import the model SDKs once before forking (config/workers.py).
 RQ = {"WORKER_CLASS": "config.workers.PreloadingWorker"}
@@ -296,6 +297,20 @@ SANDBOX_DISK_DIR = env_str("SANDBOX_DISK_DIR", "")
 # debootstrap rootfs of the sandbox image under var/sandbox-image/<hash>/rootfs).
 SANDBOX_BWRAP_ROOTFS = env_str("SANDBOX_BWRAP_ROOTFS", "") or None
 SANDBOX_TMP_MB = env_size_mb("SANDBOX_TMP", 256)
+# The GPUs runs may take on this host (sandbox/gpu.py): "auto" (every GPU nvidia-smi lists, none where
+# it is missing), "none", or device ids ("0,1", or NVIDIA's GPU-/MIG- UUIDs). GPU_NAME names them
+# where nvidia-smi cannot. Runs of tasks that need GPUs go to the `gpu` queue, whose workers run
+# on such hosts (deploy/README.md, "GPU hosts"); each run leases its own devices (benchmark.runs.gpus).
+GPU_DEVICES = env_str("GPU_DEVICES", "auto")
+if GPU_DEVICES.lower() not in ("auto", "none") and not all(
+    re.fullmatch(r"\d+|(GPU|MIG)-[0-9A-Za-z/-]+", part.strip()) for part in GPU_DEVICES.split(",")
+):
+    raise ImproperlyConfigured(
+        f"GPU_DEVICES={GPU_DEVICES!r}: 'auto', 'none' or comma-separated device ids such as 0,1 or GPU-<uuid>"
+    )
+GPU_NAME = env_str("GPU_NAME", "")
+# How long a GPU run waits on its worker for devices another run holds before it fails.
+GPU_LEASE_WAIT = env_float("GPU_LEASE_WAIT", 600.0, minimum=0.0)
 
 # LLM providers. Calls go to the model endpoints admins register (benchmark.llm.endpoints); these
 # base URLs only seed the default endpoints (benchmark.llm.seed). The keys are not settings: an

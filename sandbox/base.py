@@ -56,6 +56,9 @@ class SandboxSpec:
     labels: dict[str, str] = field(default_factory=dict)
     workdir: str = "/workspace"
     env: dict[str, str] = field(default_factory=dict)
+    # GPU device ids (as the host's driver numbers them, e.g. ["0"]) this sandbox gets for itself:
+    # a Docker device request; the backends without one refuse a spec that asks for GPUs.
+    gpus: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -113,6 +116,10 @@ class Session:
         self.server_info: dict[str, Any] = {}
         # Where the server reads the kernel's OOM-kill counter, when not at the cgroup's usual path.
         self.oom_file: str | None = None
+
+    def identity(self) -> dict[str, str]:
+        """What this sandbox runs on, for a run's record: the image and its digest where there is one."""
+        return {"image": f"{self.backend} (no image)"}
 
     # -- backend hooks -------------------------------------------------------------------
     def _start(self) -> Channel:
@@ -304,7 +311,13 @@ def _backend_module(name: str) -> Any:
 
 def open_session(spec: SandboxSpec, *, backend: str | None = None) -> Session:
     """Start a sandbox for ``spec`` on the configured (or given) backend; caller closes it."""
-    module = _backend_module(backend or conf.backend_name())
+    name = backend or conf.backend_name()
+    if spec.gpus and name != "docker":
+        raise SandboxUnavailable(
+            f"this sandbox asks for GPU(s) {', '.join(spec.gpus)}, and the {name} backend cannot give a sandbox a "
+            "GPU: GPU tasks run on hosts with Docker and the NVIDIA container runtime"
+        )
+    module = _backend_module(name)
     return module.open_session(spec)
 
 

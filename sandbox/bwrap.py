@@ -115,6 +115,9 @@ class BwrapSession(Session):
         self.group: cgroup.MemoryGroup | None = None
         self.host_uid = conf.unprivileged_uid() if os.geteuid() == 0 else os.geteuid()
 
+    def identity(self) -> dict[str, str]:
+        return {"image": f"bwrap: {conf.bwrap_rootfs() or 'host /usr'}"}
+
     def bwrap_args(self) -> list[str]:
         spec = self.spec
         args = ["bwrap", "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--disable-userns"]

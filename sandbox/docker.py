@@ -25,8 +25,8 @@ from typing import Any
 
 import docker
 import docker.errors
+from docker.types import DeviceRequest, Ulimit
 from docker.types import Mount as DockerMount
-from docker.types import Ulimit
 
 from sandbox import conf, disk
 from sandbox.base import LABEL, SandboxError, SandboxSpec, SandboxUnavailable, Session
@@ -198,6 +198,7 @@ class DockerSession(Session):
             "ulimits": [Ulimit(name="core", soft=0, hard=0)],
             "shm_size": "64m",
             "ipc_mode": "private",
+            **gpu_options(spec.gpus),
         }
 
     def _start(self) -> SocketChannel:
@@ -229,6 +230,14 @@ class DockerSession(Session):
             raise SandboxError(f"cannot start a sandbox container: {exc}") from exc
         return self.channel
 
+    def identity(self) -> dict[str, str]:
+        tag = self.spec.image or conf.image()
+        try:
+            digest = client().images.get(tag).id
+        except docker.errors.DockerException:
+            digest = ""
+        return {"image": tag, "image_digest": digest}
+
     def _diagnostics(self) -> str:
         if self.channel and self.channel.stderr:
             return self.channel.stderr.decode(errors="replace")
@@ -244,6 +253,15 @@ class DockerSession(Session):
                 pass  # the reaper finds it by its labels
         for scratch in self.disks:
             scratch.close()
+
+
+def gpu_options(devices: list[str]) -> dict[str, Any]:
+    """A device request for exactly these GPUs (by id, never "all"), which Docker hands to the
+    NVIDIA runtime; on a host without it the container's create fails with Docker's own words
+    (`could not select device driver "" with capabilities: [[gpu]]`)."""
+    if not devices:
+        return {}
+    return {"device_requests": [DeviceRequest(device_ids=list(devices), capabilities=[["gpu"]])]}
 
 
 def open_session(spec: SandboxSpec) -> DockerSession:

@@ -188,7 +188,13 @@ def main() -> int:
             supervisor.add(f"worker runs #{i + 1}", "workers", spawner([*manage_py, "rqworker", "runs"], env))
         supervisor.add("worker judge", "workers", spawner([*manage_py, "rqworker", "judge"], env))
         supervisor.add("worker default", "workers", spawner([*manage_py, "rqworker", "default"], env))
-        started.append(f"RQ workers: runs x{referee_settings.RUN_WORKERS}, judge x1, default x1")
+        from sandbox.gpu import host_gpus
+
+        gpu_count = len(host_gpus()) if referee_settings.SANDBOX_BACKEND == "docker" else 0
+        for i in range(gpu_count):  # one run per GPU at a time; each run leases its own (benchmark.runs.gpus)
+            supervisor.add(f"worker gpu #{i + 1}", "workers", spawner([*manage_py, "rqworker", "gpu"], env))
+        gpu_note = f", gpu x{gpu_count}" if gpu_count else " (no GPU here: GPU tasks wait for a GPU host's worker)"
+        started.append(f"RQ workers: runs x{referee_settings.RUN_WORKERS}, judge x1, default x1{gpu_note}")
         supervisor.add("housekeeping", "housekeeping", spawner([*manage_py, "housekeeping"], env))
         started.append("housekeeping: reap_runs every 30 s, reap_judgments and sandbox_reaper every 60 s")
 

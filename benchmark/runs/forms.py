@@ -10,6 +10,8 @@ from django.core.exceptions import ValidationError
 
 from benchmark.llm.forms import model_choices, model_pick
 from benchmark.models import STARTER_CODE, AgentConfig, Task
+from benchmark.runs.gpus import live_gpu_workers
+from benchmark.tasks.resources import task_gpus
 
 
 def launchable_tasks() -> Any:
@@ -44,11 +46,30 @@ class LaunchForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.user = user
         self.fields["tasks"].queryset = launchable_tasks()
-        self.fields["tasks"].label_from_instance = lambda task: f"{task.title} ({task.slug})"
+        self.fields["tasks"].label_from_instance = self.task_label
+        self._gpu_workers: int | None = None
         choices = model_choices(user)
         self.fields["model"].choices = [("", "(choose an endpoint and a model)")] + choices
         if not any(value.endswith("/*") for _, options in choices for value, _ in options):
             del self.fields["model_name"]  # no endpoint takes other model names
+
+    def task_label(self, task: Task) -> str:
+        """The task's name and, for a GPU task, where it can run now (benchmark.runs.gpus)."""
+        label = f"{task.title} ({task.slug})"
+        needed = task_gpus(task)
+        if not needed:
+            return label
+        if self._gpu_workers is None:
+            try:
+                self._gpu_workers = live_gpu_workers()
+            except Exception:  # Redis away: the launch itself says so
+                self._gpu_workers = 0
+        where = (
+            f"the GPU pool: {self._gpu_workers} GPU worker(s) live"
+            if self._gpu_workers
+            else "no GPU worker is live, so it cannot be launched now"
+        )
+        return f"{label}: needs {needed} GPU; {where}"
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

@@ -1,4 +1,4 @@
-"""Putting runs on the `runs` queue, and finding queued runs whose job is gone.
+"""Putting runs on the `runs` queue (`gpu` for GPU tasks), and finding queued runs whose job is gone.
 
 Every enqueue gets a job id of its own, kept in run.params["job_id"] before the commit, so the
 run reaper can ask RQ whether the job of a queued run still exists. A launch checks the queue
@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from benchmark.models import Run
-from benchmark.runs import progress
+from benchmark.runs import gpus, progress
 
 log = logging.getLogger(__name__)
 
@@ -38,10 +38,10 @@ class QueueDown(Exception):
     """The job queue (Redis) does not answer: nothing was queued."""
 
 
-def _queue() -> Any:
+def _queue(name: str = "runs") -> Any:
     import django_rq
 
-    return django_rq.get_queue("runs")
+    return django_rq.get_queue(name)
 
 
 def queue_check() -> None:
@@ -64,8 +64,9 @@ def job_assign(run: Run, **marks: Any) -> str:
     return job_id
 
 
-def job_enqueue(run_id: int, job_id: str, *, timeout: int = JOB_TIMEOUT) -> None:
-    _queue().enqueue(EXECUTE_JOB, run_id, job_id=job_id, job_timeout=timeout)
+def job_enqueue(run_id: int, job_id: str, *, timeout: int = JOB_TIMEOUT, queue: str = "runs") -> None:
+    """On `runs`, or on `gpu` for a task that needs GPUs (benchmark.runs.gpus.queue_name)."""
+    _queue(queue).enqueue(EXECUTE_JOB, run_id, job_id=job_id, job_timeout=timeout)
 
 
 def enqueue_after_commit(
@@ -78,13 +79,13 @@ def enqueue_after_commit(
     """After the commit, enqueue each run's assigned job. A run whose enqueue fails goes to
     `on_failure(run, reason)` (default: marked failed, not queued) and into `failed`, so that the
     caller can say so."""
-    jobs = [(run, job_assign(run)) for run in runs]
+    jobs = [(run, job_assign(run), gpus.queue_name(run.task)) for run in runs]
     on_failure = on_failure or (lambda run, reason: run_not_queued(run, reason=reason))
 
     def enqueue() -> None:
-        for run, job_id in jobs:
+        for run, job_id, queue in jobs:
             try:
-                job_enqueue(run.pk, job_id, timeout=timeout)
+                job_enqueue(run.pk, job_id, timeout=timeout, queue=queue)
             except Exception as exc:
                 log.warning("run %s not queued: %s", run.code, exc)
                 on_failure(run, f"the job queue (Redis) did not take its job ({type(exc).__name__})")
@@ -147,6 +148,6 @@ def orphans_sweep() -> list[tuple[Run, str]]:
                 continue
             mark = {"at": timezone.now().isoformat(), "lost_job": lost}
             job_id = job_assign(run, requeued=mark)
-        job_enqueue(run.pk, job_id)
+        job_enqueue(run.pk, job_id, queue=gpus.queue_name(run.task))
         done.append((run, "re-queued"))
     return done

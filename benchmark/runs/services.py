@@ -7,6 +7,7 @@ import logging
 import os
 import time
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,7 @@ from benchmark.agent.loop import Decision, ExitStatus, Outcome, Usage, run_loop
 from benchmark.agent.policies import LLMPolicy, ModelSettings, baseline_policy, replay_policy
 from benchmark.agent.prompt import TASK_TEMPLATE, system_message
 from benchmark.models import AgentConfig, Run, RunGroup, RunShare, Score, Step, Task
-from benchmark.runs import attempts, heartbeat, progress, queueing
+from benchmark.runs import attempts, gpus, heartbeat, progress, provenance, queueing
 from benchmark.runs.resume import committed_steps, policy_restore, prior_usage, workspace_replay
 from config.db import reconnecting
 from sandbox.conf import host_id
@@ -69,6 +70,9 @@ def run_launch(
         queueing.queue_check()  # Redis down: say so, and create nothing
     except queueing.QueueDown as exc:
         raise LaunchError(str(exc)) from exc
+    refusal = gpus.launch_refusal(list(tasks))  # a GPU task with no GPU worker live: create nothing
+    if refusal:
+        raise LaunchError(refusal)
     runs: list[Run] = []
     failed: list[Run] = []
     with transaction.atomic():
@@ -372,9 +376,11 @@ def _run_drive(run: Run) -> Run:
     error = ""
     policy = None
     session = None
+    leases = ExitStack()
     started = time.perf_counter()
     try:
         from benchmark.tasks import evaluation
+        from benchmark.tasks.resources import task_gpus
         from sandbox import open_session
 
         progress.run_status_send(run, patient=True)
@@ -383,7 +389,14 @@ def _run_drive(run: Run) -> Run:
         connection = None
         if run.agent.kind == AgentConfig.Kind.MODEL:
             connection, _ = run_preflight(run=run)  # fail fast, before any sandbox starts
-        session = open_session(evaluation.agent_sandbox_spec(task=run.task, run_code=str(run.code)))
+        evaluation.task_image_ensure(run.task)  # its image variant, built on its first run (sandbox.variants)
+        devices = leases.enter_context(gpus.gpus_leased(task_gpus(run.task)))  # [] for a CPU task
+        session = open_session(
+            evaluation.agent_sandbox_spec(task=run.task, run_code=str(run.code), gpus=[gpu.id for gpu in devices])
+        )
+        provenance.environment_record(
+            run=run, environment=provenance.run_environment(task=run.task, session=session, gpus=devices)
+        )
         evaluation.workspace_prepare(task=run.task, session=session)
 
         def evaluate(split: str) -> Any:
@@ -406,6 +419,8 @@ def _run_drive(run: Run) -> Run:
         outcome = run_loop(
             env=env, policy=policy, recorder=recorder, max_steps=max_steps, first=first, observation=observation
         )
+    except gpus.GpuUnavailable as exc:
+        outcome = Outcome(ExitStatus.EXIT_ERROR, str(exc), failed=True)
     except PreflightError as exc:
         # The endpoint never answered its check: the same outcome as a model that never answered
         # in the loop (failed, exit_api, unscored), found before a sandbox was started.
@@ -423,6 +438,8 @@ def _run_drive(run: Run) -> Run:
                 session.close()
             except Exception:
                 log.exception("closing the sandbox of run %s", run.code)
+        leases.close()  # the GPUs go back once the sandbox that held them is gone
+        provenance.gpu_hours_record(run=run, wall_seconds=time.perf_counter() - started)
     return _run_finish(
         run=run, outcome=outcome, error=error, policy=policy, recorder=recorder, wall=time.perf_counter() - started
     )

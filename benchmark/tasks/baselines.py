@@ -9,7 +9,13 @@ from typing import Any
 from django.utils import timezone
 
 from benchmark.models import Task
-from benchmark.tasks.evaluation import TaskNotRunnable, agent_sandbox_spec, submission_evaluate, workspace_prepare
+from benchmark.tasks.evaluation import (
+    TaskNotRunnable,
+    agent_sandbox_spec,
+    submission_evaluate,
+    task_image_ensure,
+    workspace_prepare,
+)
 from sandbox import SandboxError, open_session
 
 
@@ -28,6 +34,7 @@ def baseline_compute(*, task: Task) -> dict[str, Any]:
     scores: dict[str, Any] = {"version": task.version_hash, "computed_at": timezone.now().isoformat()}
     try:
         command = baseline_command(task)
+        task_image_ensure(task)  # the task's image variant, if it has packages of its own
         with open_session(agent_sandbox_spec(task=task, run_code=f"baseline-{task.code}")) as session:
             workspace_prepare(task=task, session=session)
             run = session.run(command, timeout=float(task.config["baseline"]["timeout"]))

@@ -12,6 +12,7 @@ never from anything the agent's code can print. `validate`, `submit`, the baseli
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -73,8 +74,39 @@ def task_folder(task: Task) -> Path:
     return folder
 
 
-def agent_sandbox_spec(*, task: Task, run_code: str) -> SandboxSpec:
-    """The agent's sandbox: no network, the task's resource limits, labels naming run and task."""
+def task_image(task: Task) -> str | None:
+    """The task's image variant (sandbox.variants), or None for the plain sandbox image."""
+    from benchmark.tasks.resources import task_requirements
+
+    requirements = task_requirements(task)
+    if not requirements:
+        return None
+    from sandbox.variants import variant_tag
+
+    return variant_tag(requirements)
+
+
+def task_image_ensure(task: Task, *, log: Callable[[str], None] = lambda line: None) -> str | None:
+    """The task's image variant, built first if it is missing; refused on a backend without images."""
+    from benchmark.tasks.resources import task_requirements
+    from sandbox import conf as sandbox_conf
+
+    requirements = task_requirements(task)
+    if not requirements:
+        return None
+    if sandbox_conf.backend_name() != "docker":
+        raise TaskNotRunnable(
+            f"task {task.slug} needs Python packages of its own ({', '.join(requirements)}), which only the "
+            f"Docker backend installs (an image variant); this machine's sandbox backend is {sandbox_conf.backend_name()}"
+        )
+    from sandbox.variants import variant_build
+
+    return variant_build(requirements, log=log)
+
+
+def agent_sandbox_spec(*, task: Task, run_code: str, gpus: list[str] | None = None) -> SandboxSpec:
+    """The agent's sandbox: no network, the task's resource limits, labels naming run and task, and
+    the GPUs leased for the run (benchmark.runs.gpus), if any."""
     limits = task.config.get("sandbox", {})
     return SandboxSpec(
         network=False,
@@ -82,6 +114,8 @@ def agent_sandbox_spec(*, task: Task, run_code: str) -> SandboxSpec:
         cpus=float(limits.get("cpus", 1.0)),
         labels={"referee.run": str(run_code), "referee.task": task.slug, "referee.role": "agent"},
         workdir=WORKDIR,
+        gpus=list(gpus or []),
+        image=task_image(task),
     )
 
 
@@ -108,6 +142,7 @@ def evaluator_spec(task: Task) -> SandboxSpec:
         cpus=float(limits.get("cpus", 1.0)),
         labels={"referee.task": task.slug, "referee.role": "evaluator"},
         workdir=WORKDIR,
+        image=task_image(task),
     )
 
 

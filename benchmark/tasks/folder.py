@@ -103,6 +103,9 @@ def folder_task_load(folder: Path, *, source: str = "folder") -> TaskSpec:
     cpus = sandbox.get("cpus", 1.0)
     if isinstance(cpus, bool) or not isinstance(cpus, (int, float)) or not 0.1 <= cpus <= 64:
         raise TaskFormatError(file, "sandbox.cpus", f"must be a number in 0.1..64, not {cpus!r}")
+    gpus = sandbox.get("gpus", 0)
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or not 0 <= gpus <= 16:
+        raise TaskFormatError(file, "sandbox.gpus", f"must be a whole number of GPUs in 0..16, not {gpus!r}")
 
     data_paths = data.get("data", [])
     if not isinstance(data_paths, list):
@@ -115,6 +118,10 @@ def folder_task_load(folder: Path, *, source: str = "folder") -> TaskSpec:
         data_status, data_detail = Task.DataStatus.OK, ""
     else:
         data_status, data_detail = Task.DataStatus.NOT_NEEDED, ""
+
+    requirements = data.get("requirements", [])
+    if not isinstance(requirements, list) or not all(isinstance(line, str) and line.strip() for line in requirements):
+        raise TaskFormatError(file, "requirements", "must be a list of pip requirement lines, e.g. [tabulate==0.9.0]")
 
     year = data.get("year")
     if year is not None and (isinstance(year, bool) or not isinstance(year, int)):
@@ -133,8 +140,9 @@ def folder_task_load(folder: Path, *, source: str = "folder") -> TaskSpec:
         },
         "submission": submission,
         "baseline": {"dir": baseline_dir, "command": baseline_command, "timeout": baseline_timeout},
-        "sandbox": {"memory_mb": memory_mb, "cpus": float(cpus)},
+        "sandbox": {"memory_mb": memory_mb, "cpus": float(cpus), **({"gpus": gpus} if gpus else {})},
         "data": data_paths,
+        **({"requirements": [line.strip() for line in requirements]} if requirements else {}),
     }
     return TaskSpec(
         slug=slug,

@@ -29,10 +29,11 @@ MAX_TIMEOUT = 3600
 FOLDER_FIELDS = {
     "slug", "title", "category", "description", "description_file", "metric", "direction",
     "artifacts", "workspace", "evaluator", "baseline", "data", "sandbox", "venue", "year", "submission",
+    "requirements",
 }  # fmt: skip
 EVALUATOR_FIELDS = {"dir", "command", "timeout", "metrics"}
 BASELINE_FIELDS = {"dir", "command", "timeout"}
-SANDBOX_FIELDS = {"memory_mb", "cpus"}
+SANDBOX_FIELDS = {"memory_mb", "cpus", "gpus"}
 SUBMISSION_FIELDS = {"module", "functions", "files", "call_timeout", "load_timeout", "max_reply_bytes", "stub"}
 # Artifacts that are code (or unpickle into code): they may only run in a submission sandbox.
 CODE_SUFFIXES = {".py", ".pyc", ".so", ".pkl", ".pickle", ".pt", ".pth", ".joblib", ".sh"}

@@ -17,6 +17,9 @@ from benchmark.markdown import markdown_html
 from benchmark.models import Run, Task
 from benchmark.runs.forms import launchable_tasks
 from benchmark.runs.permissions import visible_runs
+from benchmark.tasks.resources import task_gpus, task_requirements
+from sandbox import conf as sandbox_conf
+from sandbox.variants import variant_state
 
 PAGE_SIZE = 50
 RUNS_SHOWN = 50
@@ -113,5 +116,15 @@ def task_detail(request: HttpRequest, code) -> HttpResponse:  # type: ignore[no-
         "runs": runs.order_by("-created_at")[:RUNS_SHOWN],
         "run_count": runs.count(),
         "best": _best(runs, task),
+        "image": _image(task),
+        "gpus": task_gpus(task),
     }
     return render(request, "benchmark/task_detail.html", context)
+
+
+def _image(task: Task) -> dict[str, object]:
+    """The image the task runs on: the sandbox image, or its variant with the task's own packages."""
+    requirements = task_requirements(task)
+    if not requirements:
+        return {"tag": sandbox_conf.image(), "variant": False, "requirements": []}
+    return variant_state(requirements)
