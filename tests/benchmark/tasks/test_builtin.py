@@ -16,7 +16,7 @@ from benchmark.tasks.evaluation import agent_sandbox_spec, artifacts_evaluate, s
 from benchmark.tasks.loader import BUILTIN_DIR, task_sync
 from benchmark.tasks.spec import content_hash, task_files
 from sandbox.evaluation import RUNTIME_DIR
-from tests.benchmark.expected_scores import EXPECTED
+from tests.benchmark.expected_scores import COUNTED, EXPECTED, TIMED, counted
 
 SLUGS = sorted(EXPECTED)
 _expected_cache: dict[str, dict[str, float]] = {}
@@ -125,8 +125,9 @@ def test_it_scores_each_baseline_exactly_as_an_independent_computation_does(slug
     assert task.baseline_scores["version"] == task.version_hash
     want = expected(slug)
     for split in ("dev", "test"):
-        assert task.baseline_scores[split]["primary"] == pytest.approx(want[split], rel=1e-9, abs=1e-12), split
-        assert task.baseline_scores[split]["metrics"][task.metric] == task.baseline_scores[split]["primary"]
+        stored = task.baseline_scores[split]
+        assert counted(slug, task.metric, stored["metrics"]) == pytest.approx(want[split], rel=1e-9, abs=1e-12), split
+        assert stored["metrics"][task.metric] == stored["primary"]
     assert task.baseline_value() == task.baseline_scores["test"]["primary"]
     if slug in ("prisoners_dilemma", "colonel_blotto", "sat_solver"):
         assert want["dev"] != want["test"]  # dev and test are different pools and instances
@@ -141,8 +142,18 @@ def test_it_scores_each_baseline_exactly_as_an_independent_computation_does(slug
         call_command("evaluate_submission", slug, "--split", split, "--format", "json", *arguments, stdout=out)
         reported = json.loads(out.getvalue())
         assert reported["error"] == "" and reported["version"] == task.version_hash
-        assert reported["primary"] == task.baseline_scores[split]["primary"]
-        assert reported["metrics"] == task.baseline_scores[split]["metrics"]
+        timed = TIMED.get(slug, frozenset())
+        stored = task.baseline_scores[split]["metrics"]
+        assert {k: v for k, v in reported["metrics"].items() if k not in timed} == {
+            k: v for k, v in stored.items() if k not in timed
+        }
+        assert set(reported["metrics"]) == set(stored)
+        if timed:  # the count plus this run's charge for thinking time
+            metrics = reported["metrics"]
+            assert reported["primary"] == metrics[task.metric]
+            assert metrics[task.metric] == pytest.approx(metrics[COUNTED[slug]] + metrics["time_charge"])
+        else:
+            assert reported["primary"] == task.baseline_scores[split]["primary"]
 
 
 @pytest.mark.docker

@@ -21,7 +21,7 @@ import pytest
 from benchmark.tasks.evaluation import artifacts_evaluate
 from benchmark.tasks.loader import BUILTIN_DIR, task_sync
 from tests.attack_snippets import fork_exec
-from tests.benchmark.expected_scores import EXPECTED, diabetes_rows, r2
+from tests.benchmark.expected_scores import EXPECTED, counted, diabetes_rows, r2
 
 pytestmark = pytest.mark.django_db
 
@@ -102,12 +102,13 @@ def test_it_never_gives_a_forging_submission_its_forged_score(slug, mode, task_b
     truth = EXPECTED[slug]()["test"]
     assert result.primary != forged
     if mode == "quiet":
-        # Nothing it did reached the evaluator: it gets exactly the starter code's score.
+        # Nothing it did reached the evaluator: it gets exactly the starter code's score (at the SAT
+        # task its decision count: thinking time is charged on top, as the machine allows).
         assert result.error == "", result.error + result.output
-        assert result.primary == pytest.approx(truth, rel=1e-9)
+        assert counted(slug, metric, result.metrics) == pytest.approx(truth, rel=1e-9)
     else:
         # Its forged lines reached the evaluator only as replies, which were refused as such.
-        assert result.primary is None or result.primary == pytest.approx(truth, rel=1e-9)
+        assert result.primary is None or counted(slug, metric, result.metrics) == pytest.approx(truth, rel=1e-9)
         assert result.error == "" or "evaluat" in result.error
     assert "def opponents" not in result.output and "SEEDS" not in result.output
 

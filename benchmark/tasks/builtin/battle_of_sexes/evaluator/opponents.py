@@ -1,5 +1,7 @@
 """Partner strategies (column player, prefers 1). `history` rows are [partner's move, your move]."""
 
+import hashlib
+
 ROUNDS = 10
 
 
@@ -68,5 +70,17 @@ POOLS = {
     "dev": [stubborn, yielding, follower, random_60, win_stay_lose_shift, majority_follower],
     "test": [stubborn, follower, random_60, alternator, stubborn_then_yield, punisher, noisy_follower],
 }
-SEEDS = {"dev": 20_202, "test": 86_420}
+# Evaluator-side secrets (128-bit; this folder never reaches the agent's workspace or the
+# submission's sandbox). Everything hidden (match lengths, the opponents' generators) derives from
+# SECRETS, the seeds handed to the player from PLAYER_SECRETS, each through SHA-256 of the secret
+# and the match's place: the two share no stream, so no number of handed seeds (nor a Mersenne
+# Twister state rebuilt from them) tells anything about the opponents' draws.
+SECRETS = {"dev": 0x58706CC2A7DD5E0B79A3914A3A894E20, "test": 0xD91EDD20D225194694CC64D7D63F16D2}
+PLAYER_SECRETS = {"dev": 0x11FDDBB8384317D8EFCC4052924E70D7, "test": 0x78CD8204739188B266296FD261B68996}
 MATCHES_PER_OPPONENT = 12
+
+
+def derived(secret: int, *place: object) -> int:
+    """A 128-bit number from a secret and a place in the schedule (reproducible per split)."""
+    digest = hashlib.sha256(repr((secret, *place)).encode()).digest()
+    return int.from_bytes(digest[:16], "big")

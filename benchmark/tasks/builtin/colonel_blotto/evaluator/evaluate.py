@@ -32,17 +32,18 @@ def main() -> None:
     parser.add_argument("--split", choices=["dev", "test"], required=True)
     args = parser.parse_args()
     pool = opponents.POOLS[args.split]
-    master = random.Random(opponents.SEEDS[args.split])
+    secret, player_secret = opponents.SECRETS[args.split], opponents.PLAYER_SECRETS[args.split]
     try:
         player = Player("row_strategy")
     except SubmissionError as exc:
         fail(str(exc))
     total = rounds_played = 0
     try:
-        for opponent in pool:
-            for _ in range(opponents.MATCHES_PER_OPPONENT):
-                rng = random.Random(master.getrandbits(32))
-                player_seed = master.getrandbits(32)
+        for index, opponent in enumerate(pool):
+            for match in range(opponents.MATCHES_PER_OPPONENT):
+                rng = random.Random(opponents.derived(secret, "opponent", index, match))
+                # The player's seed comes from its own secret: it reveals nothing of the above.
+                player_seed = opponents.derived(player_secret, index, match) >> 64
                 history: list[list[list[int]]] = []
                 for _ in range(opponents.ROUNDS):
                     mine = check(player(history, seed=player_seed + len(history)))

@@ -1,5 +1,7 @@
 """Opponent strategies: `history` rows are [opponent's allocation, your allocation]."""
 
+import hashlib
+
 SOLDIERS = 120
 FIELDS = 6
 ROUNDS = 5
@@ -79,5 +81,17 @@ POOLS = {
     "dev": [uniform, random_dirichlet, concentrate_four, counter_last, skewed],
     "test": [random_dirichlet, concentrate_three, counter_last, jittered_uniform, two_fronts],
 }
-SEEDS = {"dev": 30_303, "test": 75_319}
+# Evaluator-side secrets (128-bit; this folder never reaches the agent's workspace or the
+# submission's sandbox). Everything hidden (match lengths, the opponents' generators) derives from
+# SECRETS, the seeds handed to the player from PLAYER_SECRETS, each through SHA-256 of the secret
+# and the match's place: the two share no stream, so no number of handed seeds (nor a Mersenne
+# Twister state rebuilt from them) tells anything about the opponents' draws.
+SECRETS = {"dev": 0xE52B97F1DA433396B6909C6080762823, "test": 0xAA42C3001D9EC4835AB121FB65593993}
+PLAYER_SECRETS = {"dev": 0x7CF8709439CFB79E18D8864FEFDBEED3, "test": 0xE1361E6ADAB0A3DCEDBB8C7F0C39FA31}
 MATCHES_PER_OPPONENT = 30
+
+
+def derived(secret: int, *place: object) -> int:
+    """A 128-bit number from a secret and a place in the schedule (reproducible per split)."""
+    digest = hashlib.sha256(repr((secret, *place)).encode()).digest()
+    return int.from_bytes(digest[:16], "big")

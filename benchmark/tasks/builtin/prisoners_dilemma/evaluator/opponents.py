@@ -1,5 +1,7 @@
 """Opponent strategies (column player). `rng` is a random.Random owned by the evaluator."""
 
+import hashlib
+
 PAYOFF = {(0, 0): (3, 3), (0, 1): (0, 5), (1, 0): (5, 0), (1, 1): (1, 1)}
 
 
@@ -89,5 +91,17 @@ POOLS = {
         pavlov,
     ],
 }
-SEEDS = {"dev": 10_101, "test": 97_531}
+# Evaluator-side secrets (128-bit; this folder never reaches the agent's workspace or the
+# submission's sandbox). Everything hidden (match lengths, the opponents' generators) derives from
+# SECRETS, the seeds handed to the player from PLAYER_SECRETS, each through SHA-256 of the secret
+# and the match's place: the two share no stream, so no number of handed seeds (nor a Mersenne
+# Twister state rebuilt from them) tells anything about the opponents' draws.
+SECRETS = {"dev": 0xD48268BD337E84179C2B542EFB289DC9, "test": 0xF443EDE0E81EDB9CDD5B15B1285B4C41}
+PLAYER_SECRETS = {"dev": 0xC3E0E6D902CEE2A0DDF8F690826C4918, "test": 0x4883B91A095532D6D0FD7CE5DB462E76}
 MATCHES_PER_OPPONENT = 12
+
+
+def derived(secret: int, *place: object) -> int:
+    """A 128-bit number from a secret and a place in the schedule (reproducible per split)."""
+    digest = hashlib.sha256(repr((secret, *place)).encode()).digest()
+    return int.from_bytes(digest[:16], "big")
