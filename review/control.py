@@ -27,6 +27,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from review.models import Assignment, Campaign, CampaignStatusChange, ItemReport, ReviewerReminder
+from review import tells
 from review.services import campaign_assign
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,16 @@ def _set_status(campaign: Campaign, to: str, by: Any, allowed_from: tuple[str, .
 def campaign_close(*, campaign: Campaign, by: Any) -> Campaign:
     """Close: reviewers keep a read-only view; no save, no submit, no new assignment."""
     return _set_status(campaign, Campaign.Status.CLOSED, by, (Campaign.Status.OPEN, Campaign.Status.DRAFT))
+
+
+def campaign_open(*, campaign: Campaign, by: Any, accept_tells: bool = False) -> Campaign:
+    """Open a draft campaign to its reviewers (its assignments are made as before: plan, then assign).
+    Refused while the campaign's tell check (review.tells) is stale or finds tells that cannot be
+    hidden, unless the admin accepts them (`accept_tells`: the campaign page lists what is accepted)."""
+    problem = tells.open_problems(campaign)
+    if problem and not accept_tells:
+        raise ControlRefused(problem)
+    return _set_status(campaign, Campaign.Status.OPEN, by, (Campaign.Status.DRAFT,))
 
 
 def campaign_reopen(*, campaign: Campaign, by: Any) -> int:
