@@ -26,8 +26,8 @@ from django.db.models import Count, Max
 from django.urls import reverse
 from django.utils import timezone
 
-from review.models import Assignment, Campaign, CampaignStatusChange, ItemReport, ReviewerReminder
 from review import tells
+from review.models import Assignment, Campaign, CampaignStatusChange, ItemReport, ReviewerReminder
 from review.services import campaign_assign
 
 log = logging.getLogger(__name__)
