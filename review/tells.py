@@ -15,7 +15,8 @@ stores them on the campaign with what was done to each:
 - a fixed line (paper text, a step's thought, action or output) or a tool-output header: cut from
   the reviewers' copy;
 - a path style: rewritten to the neutral WORKDIR;
-- an action's command word: nothing can hide it without hiding the trajectory: unresolved, and
+- a step's action (a fixed line, its command word): nothing can hide it without hiding what the agent
+  did: unresolved, and
   the campaign is not opened while one remains unless the admin accepts it (review.control).
 
 Features are normalised before counting (system names scrubbed, digits as N, whitespace folded), so
@@ -28,6 +29,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable
+from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -45,10 +47,10 @@ WORKDIR = "<workdir>"
 
 # Tool-output formats with a fixed shape: (key, regex of the whole line, shown to the admin).
 FORMATS = {
-    "file-header": (re.compile(r"^\[File: [^\n]*\(\d+ lines total\)\]\s*$", re.MULTILINE), "[File: <path> (N lines total)]"),
-    "current-step": (re.compile(r"^\(Current Step: \d+, Remaining Steps: \d+\)\s*$", re.MULTILINE), "(Current Step: N, Remaining Steps: N)"),
-    "open-file": (re.compile(r"^\(Open file: [^\n]*\)\s*$", re.MULTILINE), "(Open file: <path>)"),
-    "current-directory": (re.compile(r"^\(Current directory: [^\n]*\)\s*$", re.MULTILINE), "(Current directory: <path>)"),
+    "file-header": (re.compile(r"^\[File: [^\n]*\(\d+ lines total\)\][ \t]*(?:\n|$)", re.MULTILINE), "[File: <path> (N lines total)]"),
+    "current-step": (re.compile(r"^\(Current Step: \d+, Remaining Steps: \d+\)[ \t]*(?:\n|$)", re.MULTILINE), "(Current Step: N, Remaining Steps: N)"),
+    "open-file": (re.compile(r"^\(Open file: [^\n]*\)[ \t]*(?:\n|$)", re.MULTILINE), "(Open file: <path>)"),
+    "current-directory": (re.compile(r"^\(Current directory: [^\n]*\)[ \t]*(?:\n|$)", re.MULTILINE), "(Current directory: <path>)"),
 }  # fmt: skip
 # Working folders of agent sandboxes, longest first: MLGym's, then Referee's and other common ones.
 WORKDIRS = ("/home/agent/workspace", "/home/agent", "/workspace", "/workdir")
@@ -62,6 +64,7 @@ ACTIONS = {
     "line": "cut",
     "format": "cut",
     "path": "rewritten",
+    "action": "",  # unresolved
     "command": "",  # unresolved
 }
 
@@ -81,8 +84,10 @@ def file_keys(rel: str, names: list[str] | tuple[str, ...]) -> set[str]:
     return keys
 
 
-def text_features(text: str, names: list[str] | tuple[str, ...], *, commands: bool = False) -> set[str]:
-    """Line, format and path features of a text (a paper, a step's thought, action or output)."""
+def text_features(text: str, names: list[str] | tuple[str, ...], *, action: bool = False) -> set[str]:
+    """Line, format and path features of a text (a paper, a step's thought or output); of a step's
+    action, its lines and command word are "action" and "command" features: never cut (the reviewer
+    judges what the agent did), so a tell among them stays unresolved."""
     found: set[str] = set()
     if not text:
         return found
@@ -94,8 +99,8 @@ def text_features(text: str, names: list[str] | tuple[str, ...], *, commands: bo
     for line in text.splitlines():
         norm = normalise(line, names)
         if len(norm) >= LINE_MIN:
-            found.add(f"line:{norm}")
-    if commands:
+            found.add(f"{'action' if action else 'line'}:{norm}")
+    if action:
         m = _COMMAND.match(text)
         if m:
             found.add(f"command:{m.group(1)}")
@@ -119,7 +124,7 @@ def item_features(item: Any, names: list[str]) -> tuple[set[str], set[str]]:
         steps = Step.objects.filter(run_id=item.run_id).only("thought", "action", "observation")
         for step in steps.iterator():
             found |= text_features(step.thought, names)
-            found |= text_features(step.action, names, commands=True)
+            found |= text_features(step.action, names, action=True)
             found |= text_features(step.observation, names)
         return found, shown
     artifact = item.artifact
@@ -228,6 +233,11 @@ def text_rules(campaign: Any) -> dict[str, set[str]]:
     return rules
 
 
+def action_rules(rules: dict[str, set[str]]) -> dict[str, set[str]]:
+    """What a step's action loses: only its workdir paths are rewritten, nothing of it is cut."""
+    return {"lines": set(), "formats": set(), "paths": rules["paths"]}
+
+
 def apply_text(text: str, rules: dict[str, set[str]], names: list[str] | tuple[str, ...]) -> str:
     """A text as reviewers get it: tell lines and tool-output headers cut, workdir paths rewritten."""
     if not text or not any(rules.values()):
@@ -249,7 +259,7 @@ def tells_report(campaign: Any) -> dict[str, Any]:
     stale = not data or data.get("rules") != RULES_VERSION or data.get("items") != campaign.items.count()
     return {
         "checked": bool(data),
-        "checked_at": data.get("checked_at"),
+        "checked_at": datetime.fromisoformat(data["checked_at"]) if data.get("checked_at") else None,
         "systems": data.get("systems") or {},
         "tells": tells,
         "unresolved": [t for t in tells if not t.get("action")],

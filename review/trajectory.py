@@ -102,7 +102,8 @@ def blinded_steps(item: Any) -> list[dict[str, Any]]:
     for step in Step.objects.filter(run=run).only("id", "index", "thought", "action", "observation").order_by("index"):
         entry: dict[str, Any] = {"index": step.index, "scores": scores.get(step.id, [])}
         for field in ("thought", "action", "observation"):
-            entry[field], entry[f"{field}_cut"] = _cut(blind_text(getattr(step, field), names, ids, rules))
+            kept = tells.action_rules(rules) if field == "action" else rules
+            entry[field], entry[f"{field}_cut"] = _cut(blind_text(getattr(step, field), names, ids, kept))
         steps.append(entry)
     return steps
 
