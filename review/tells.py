@@ -41,7 +41,7 @@ from review import blinding, supplementary
 RULES_VERSION = 1  # bump when features or actions change: a stored check by older rules is stale
 MOST = 0.6  # share of one system's items that makes a feature systematic
 ALMOST_NONE = 0.1  # the most any other system's items may carry it
-MIN_CARRYING = 2  # one item is an item, not a system
+MIN_CARRYING = 3  # one or two items are items, not a system's habit
 LINE_MIN = 20  # characters of a normalised line: shorter ones ("---", "## Results") are everywhere
 WORKDIR = "<workdir>"
 
