@@ -238,7 +238,7 @@ def test_it_opens_a_campaign_without_tells_and_keeps_one_with_unresolved_tells_a
     c = client_for(admin_user)
     for name, runs in (
         ("clean", [_referee(n) for n in range(2)]),
-        ("telling", [_mlgym(0), _mlgym(1), _referee(9), _referee(8)]),
+        ("telling", [_mlgym(0), _mlgym(1), _mlgym(2), _referee(9), _referee(8), _referee(7)]),
     ):
         c.post(
             reverse("review:campaign_create"),
