@@ -276,7 +276,7 @@ def item_system_names(item) -> list[str]:  # item: review.models.CampaignItem
 
 
 _FIG = "REVIEWFIGURE{}X"
-RENDERER_VERSION = "4"  # bump when rendering, scrubbing or cutting changes: stored renders are then redone
+RENDERER_VERSION = "5"  # bump when rendering, scrubbing or cutting changes: stored renders are then redone
 
 
 def render_key(text: str, files: list[str], names: list[str]) -> str:
@@ -507,6 +507,12 @@ def supplementary_files(item) -> list[tuple[Artifact, str]]:  # item: review.mod
     stage's: only the kinds on the allow-list (review.supplementary: never a judge's or a reviewer's
     output), less the files the campaign hides as a tell of their system (review.tells). The item
     page lists exactly these, and the serving view serves nothing else."""
+    return [(artifact, rel) for artifact, rel, why in item_files(item) if not why]
+
+
+def item_files(item) -> list[tuple[Artifact, str, str]]:  # item: review.models.CampaignItem
+    """Every stored non-image file of the item and its run's experiment stage, with why a reviewer
+    does not get it ("" when they do): not on the allow-list, a judge's output, a tell of its system."""
     from review import supplementary, tells  # they read stored files and campaign tells; blinding is below them
 
     if not item.artifact_id:  # a trajectory item: its steps are the material
@@ -522,14 +528,18 @@ def supplementary_files(item) -> list[tuple[Artifact, str]]:  # item: review.mod
         artifacts.append(experiment)
     hidden = tells.hidden_file_keys(item.campaign)
     names = item_system_names(item) if hidden else []
-    return [
-        (artifact, rel)
-        for artifact in artifacts
-        for rel in artifact.files or []
-        if PurePosixPath(rel).suffix.lower() in TEXT_EXTENSIONS
-        and supplementary.file_kind(str(artifact.code), rel) is not None
-        and not (hidden and tells.file_keys(rel, names) & hidden)
-    ]
+    out = []
+    for artifact in artifacts:
+        for rel in artifact.files or []:
+            suffix = PurePosixPath(rel).suffix.lower()
+            if suffix in IMAGE_EXTENSIONS:
+                continue  # figures reach the reviewer through the paper's own links, nothing else
+            why = "" if suffix in TEXT_EXTENSIONS else "not on the allow-list"
+            why = why or supplementary.why_withheld(str(artifact.code), rel)
+            if not why and hidden and tells.file_keys(rel, names) & hidden:
+                why = "a tell of its system (review.tells)"
+            out.append((artifact, rel, why))
+    return out
 
 
 def item_changes(item, names: list[str]) -> list[dict]:  # item: review.models.CampaignItem
@@ -544,4 +554,8 @@ def item_changes(item, names: list[str]) -> list[dict]:  # item: review.models.C
         changes = text_changes(text, names, prose=prose, costs=True, quoted=quoted)
         if changes:
             out.append({"file": f"{artifact.stage}/{rel}", "changes": changes})
+    for artifact, rel, why in item_files(item):
+        if why:  # the file as stored (admins only): reviewers get neither its name nor its content
+            change = {"kind": "withheld", "text": f"{rel}: {why}", "shown": "", "count": 1, "lines": []}
+            out.append({"file": f"{artifact.stage}/{rel}", "changes": [change]})
     return out

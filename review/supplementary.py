@@ -121,6 +121,15 @@ def path_kind(rel: str) -> str | None:
     return None
 
 
+def why_withheld(artifact_code: str, rel: str) -> str:
+    """Why a stored file is not shown ("" when it is): what the admin reads on the campaign page."""
+    if path_kind(rel) is None:
+        return "a judge's or reviewer's output (its name)" if judge_named(rel) else "not on the allow-list"
+    if judge_content(artifact_code, rel):
+        return "a judge's or reviewer's output (its content)"
+    return ""
+
+
 def file_kind(artifact_code: str, rel: str) -> str | None:
     """The kind of a stored file a reviewer may open, or None: not on the allow-list, or a judge's output."""
     kind = path_kind(rel)

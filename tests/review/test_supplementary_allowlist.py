@@ -93,6 +93,20 @@ def test_it_serves_no_judge_output_even_by_a_guessed_url(client_for, reviewer, i
     assert client_for(reviewer).get(reverse("review:supplementary", args=[assignment.code, ok])).status_code == 200
 
 
+def test_it_shows_the_admin_each_withheld_file_and_why(client_for, admin_user, item_with_verdicts) -> None:
+    campaign = item_with_verdicts["assignment"].campaign
+    html = client_for(admin_user).get(reverse("review:campaign_detail", args=[campaign.code])).content.decode()
+    section = html[html.index('id="blinding-changes"') : html.index('id="tells"')]
+    for shown in (
+        "review_hallucination_gemini-2.5-pro-preview.json: a judge&#x27;s or reviewer&#x27;s output (its name)",
+        "results/analysis.json: a judge&#x27;s or reviewer&#x27;s output (its content)",
+        "results/judge_scores.csv: a judge&#x27;s or reviewer&#x27;s output (its name)",
+        "token_tracker.json: not on the allow-list",
+    ):
+        assert shown in section
+    assert "results/results.md:" not in section and "4 withheld" in section
+
+
 @pytest.mark.parametrize(
     ("rel", "kind"),
     [
