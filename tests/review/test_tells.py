@@ -144,6 +144,20 @@ def test_it_hides_a_tell_file_and_cuts_a_tell_line_from_the_reviewers_copy(
     assert all(SIGN in a.content for a in Artifact.objects.filter(stage="paper", research_run__backbone="claude"))
 
 
+def test_it_checks_the_tells_again_with_the_blinding(client_for, admin_user, paper_campaign) -> None:
+    """A campaign from before the check (or whose items changed) says so, and "Check blinding again" runs it."""
+    Campaign.objects.filter(pk=paper_campaign.pk).update(tells={})
+    c = client_for(admin_user)
+    page = c.get(reverse("review:campaign_detail", args=[paper_campaign.code])).content.decode()
+    assert "not checked yet" in page[page.index('id="tells"') :]
+    paper_campaign.refresh_from_db()
+    assert "not been checked" in tells.open_problems(paper_campaign)
+    c.post(reverse("review:campaign_reblind", args=[paper_campaign.code]))
+    paper_campaign.refresh_from_db()
+    assert {t["key"] for t in paper_campaign.tells["tells"]} >= {"file:results/run_summary.txt"}
+    assert tells.open_problems(paper_campaign) == ""
+
+
 # ---------------------------------------------------------------- trajectories
 
 
