@@ -66,7 +66,10 @@ def campaign_open(*, campaign: Campaign, by: Any, accept_tells: bool = False) ->
     problem = tells.open_problems(campaign)
     if problem and not accept_tells:
         raise ControlRefused(problem)
-    return _set_status(campaign, Campaign.Status.OPEN, by, (Campaign.Status.DRAFT,))
+    opened = _set_status(campaign, Campaign.Status.OPEN, by, (Campaign.Status.DRAFT,))
+    if problem:  # the campaign page says who opened it over which tells (until the next check)
+        tells.tells_accept(campaign=opened, by=by, problem=problem)
+    return opened
 
 
 def campaign_reopen(*, campaign: Campaign, by: Any) -> int:

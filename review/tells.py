@@ -252,6 +252,14 @@ def apply_text(text: str, rules: dict[str, set[str]], names: list[str] | tuple[s
     return text
 
 
+def tells_accept(*, campaign: Any, by: Any, problem: str) -> None:
+    """Record that the admin opened the campaign over `problem` (stale check or unresolved tells)."""
+    data = dict(campaign.tells) if isinstance(campaign.tells, dict) else {}
+    data["accepted"] = {"by": by.get_username() if by else "", "at": timezone.now().isoformat(), "problem": problem}
+    campaign.tells = data
+    campaign.save(update_fields=["tells"])
+
+
 def tells_report(campaign: Any) -> dict[str, Any]:
     """The campaign page's view of the stored check: the tells, unresolved ones, and whether it is stale."""
     data = campaign.tells if isinstance(campaign.tells, dict) else {}
@@ -263,6 +271,7 @@ def tells_report(campaign: Any) -> dict[str, Any]:
         "systems": data.get("systems") or {},
         "tells": tells,
         "unresolved": [t for t in tells if not t.get("action")],
+        "accepted": data.get("accepted"),
         "stale": stale,
     }
 

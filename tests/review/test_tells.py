@@ -246,6 +246,9 @@ def test_it_refuses_to_open_with_unresolved_tells_unless_accepted(client_for, ad
     trajectory_draft.refresh_from_db()
     assert trajectory_draft.status == Campaign.Status.OPEN
     assert CampaignStatusChange.objects.get(campaign=trajectory_draft).by == admin_user
+    page = c.get(reverse("review:campaign_detail", args=[trajectory_draft.code])).content.decode()
+    accepted = re.search(r'id="tells-accepted">(.*?)</p>', page).group(1)
+    assert accepted.startswith("Opened by ada_admin over:") and "cannot be hidden" in accepted
 
 
 def test_it_opens_a_campaign_without_tells_and_keeps_one_with_unresolved_tells_a_draft(client_for, admin_user) -> None:
