@@ -276,7 +276,7 @@ def item_system_names(item) -> list[str]:  # item: review.models.CampaignItem
 
 
 _FIG = "REVIEWFIGURE{}X"
-RENDERER_VERSION = "4"  # bump when rendering, scrubbing or cutting changes: stored renders are then redone
+RENDERER_VERSION = "5"  # bump when rendering, scrubbing or cutting changes: stored renders are then redone
 
 
 def render_key(text: str, files: list[str], names: list[str]) -> str:
@@ -309,15 +309,23 @@ _render_cached = lru_cache(maxsize=256)(render_blinded)
 RENDER_CACHE = True  # the benchmark switches this off to measure rendering on every request
 
 
+def reviewer_text(item, names: list[str]) -> str:  # item: review.models.CampaignItem
+    """The item's text before rendering: less the fixed lines its campaign cuts as tells (review.tells)."""
+    from review import tells  # tells builds on this module
+
+    return tells.apply_text(item.artifact.content, tells.text_rules(item.campaign), names)
+
+
 def item_render(item) -> tuple[str, tuple[str, ...]]:  # item: review.models.CampaignItem
     """The item's blinded render: the one stored on the item when still current, else rendered here."""
     artifact = item.artifact
     names = item_system_names(item)
     files = tuple(artifact.files or [])
-    if RENDER_CACHE and item.rendered_key == render_key(artifact.content, list(files), names):
+    text = reviewer_text(item, names)
+    if RENDER_CACHE and item.rendered_key == render_key(text, list(files), names):
         return item.rendered_html, tuple(item.rendered_figures)
     render = _render_cached if RENDER_CACHE else render_blinded
-    return render(artifact.content, files, tuple(names))
+    return render(text, files, tuple(names))
 
 
 TITLE_PREFIX = 4000  # characters of an item's text read for its title (the queue fetches only these)
@@ -495,7 +503,18 @@ def text_changes(text: str, names: list[str], *, prose: bool, costs: bool, quote
 
 
 def supplementary_files(item) -> list[tuple[Artifact, str]]:  # item: review.models.CampaignItem
-    """(artifact, relpath) of the text files a reviewer may open: the item's and its run's experiment stage."""
+    """(artifact, relpath) of the files a reviewer may open, the item's and its run's experiment
+    stage's: only the kinds on the allow-list (review.supplementary: never a judge's or a reviewer's
+    output), less the files the campaign hides as a tell of their system (review.tells). The item
+    page lists exactly these, and the serving view serves nothing else."""
+    return [(artifact, rel) for artifact, rel, why in item_files(item) if not why]
+
+
+def item_files(item) -> list[tuple[Artifact, str, str]]:  # item: review.models.CampaignItem
+    """Every stored non-image file of the item and its run's experiment stage, with why a reviewer
+    does not get it ("" when they do): not on the allow-list, a judge's output, a tell of its system."""
+    from review import supplementary, tells  # they read stored files and campaign tells; blinding is below them
+
     if not item.artifact_id:  # a trajectory item: its steps are the material
         return []
     item_artifact = item.artifact
@@ -507,12 +526,20 @@ def supplementary_files(item) -> list[tuple[Artifact, str]]:  # item: review.mod
     )
     if experiment:
         artifacts.append(experiment)
-    return [
-        (artifact, rel)
-        for artifact in artifacts
-        for rel in artifact.files or []
-        if PurePosixPath(rel).suffix.lower() in TEXT_EXTENSIONS
-    ]
+    hidden = tells.hidden_file_keys(item.campaign)
+    names = item_system_names(item) if hidden else []
+    out = []
+    for artifact in artifacts:
+        for rel in artifact.files or []:
+            suffix = PurePosixPath(rel).suffix.lower()
+            if suffix in IMAGE_EXTENSIONS:
+                continue  # figures reach the reviewer through the paper's own links, nothing else
+            why = "" if suffix in TEXT_EXTENSIONS else "not on the allow-list"
+            why = why or supplementary.why_withheld(str(artifact.code), rel)
+            if not why and hidden and tells.file_keys(rel, names) & hidden:
+                why = "a tell of its system (review.tells)"
+            out.append((artifact, rel, why))
+    return out
 
 
 def item_changes(item, names: list[str]) -> list[dict]:  # item: review.models.CampaignItem
@@ -527,4 +554,8 @@ def item_changes(item, names: list[str]) -> list[dict]:  # item: review.models.C
         changes = text_changes(text, names, prose=prose, costs=True, quoted=quoted)
         if changes:
             out.append({"file": f"{artifact.stage}/{rel}", "changes": changes})
+    for artifact, rel, why in item_files(item):
+        if why:  # the file as stored (admins only): reviewers get neither its name nor its content
+            change = {"kind": "withheld", "text": f"{rel}: {why}", "shown": "", "count": 1, "lines": []}
+            out.append({"file": f"{artifact.stage}/{rel}", "changes": [change]})
     return out

@@ -16,7 +16,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.roles import ADMIN, role_required
-from review import exports
+from review import exports, tells
+from review.control import ControlRefused, campaign_open
 from review.control_views import control_context
 from review.forms import CampaignForm, ConflictForm, ReassignForm
 from review.models import TRAJECTORY, Assignment, Campaign, CampaignItem
@@ -61,10 +62,16 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
             deadline=data["deadline"],
             show_supplementary=data["show_supplementary"],
             reclaim_after_hours=data["reclaim_after_hours"],
-            status=data["status"],
+            # Opened below, once its items are checked for systematic tells (review.tells).
+            status=Campaign.Status.DRAFT if data["status"] == Campaign.Status.OPEN else data["status"],
             created_by=request.user,
         )
         messages.success(request, f"Campaign {campaign} created. Preview the assignment plan, then apply it.")
+        if data["status"] == Campaign.Status.OPEN:
+            try:
+                campaign_open(campaign=campaign, by=request.user)
+            except ControlRefused as exc:
+                messages.warning(request, f"Kept as a draft, not opened: {exc}. See the tells on the campaign page.")
         if data["invite_lines"]:
             tags = [t for t in data["invite_expertise"].split(",") if t.strip()]
             outcome = reviewers_invite(lines=data["invite_lines"], expertise=tags, campaign=campaign, by=request.user)
@@ -120,6 +127,8 @@ def campaign_detail(request: HttpRequest, code: str) -> HttpResponse:
             "conflicts": campaign.conflicts.select_related("reviewer", "item").order_by("id"),
             "blinding_rows": blinding_rows,
             "blinding_stale": sum(row["stale"] for row in blinding_rows),
+            "tells": tells.tells_report(campaign),
+            "tells_most": f"{tells.MOST:.0%}",
             **control_context(campaign, request.user),
         },
     )
@@ -201,10 +210,11 @@ def campaign_reblind_view(request: HttpRequest, code: str) -> HttpResponse:
     items = campaign.items.filter(artifact__isnull=False).select_related(
         "artifact__research_run", "artifact__experiment_run__agent"
     )
+    tells.campaign_check_tells(campaign=campaign)  # before the renders: they cut the tells' fixed lines
     for item in items:
         item.campaign = campaign
         item_prerender(item=item, force=True)
-    messages.success(request, f"Blinding checked again for {len(items)} item(s).")
+    messages.success(request, f"Blinding and tells checked again for {len(items)} item(s).")
     return redirect("review:campaign_detail", campaign.code)
 
 

@@ -35,6 +35,7 @@ from django.utils import timezone
 
 from accounts.models import Invitation
 from accounts.services import InvitationIssued, mail_configured
+from review import tells
 from review.models import Assignment, Campaign, CampaignStatusChange, ItemReport, ReviewerReminder
 from review.services import campaign_assign
 from review.setup import member_invitation_resend
@@ -66,6 +67,19 @@ def _set_status(campaign: Campaign, to: str, by: Any, allowed_from: tuple[str, .
 def campaign_close(*, campaign: Campaign, by: Any) -> Campaign:
     """Close: reviewers keep a read-only view; no save, no submit, no new assignment."""
     return _set_status(campaign, Campaign.Status.CLOSED, by, (Campaign.Status.OPEN, Campaign.Status.DRAFT))
+
+
+def campaign_open(*, campaign: Campaign, by: Any, accept_tells: bool = False) -> Campaign:
+    """Open a draft campaign to its reviewers (its assignments are made as before: plan, then assign).
+    Refused while the campaign's tell check (review.tells) is stale or finds tells that cannot be
+    hidden, unless the admin accepts them (`accept_tells`: the campaign page lists what is accepted)."""
+    problem = tells.open_problems(campaign)
+    if problem and not accept_tells:
+        raise ControlRefused(problem)
+    opened = _set_status(campaign, Campaign.Status.OPEN, by, (Campaign.Status.DRAFT,))
+    if problem:  # the campaign page says who opened it over which tells (until the next check)
+        tells.tells_accept(campaign=opened, by=by, problem=problem)
+    return opened
 
 
 def campaign_reopen(*, campaign: Campaign, by: Any) -> int:

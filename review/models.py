@@ -61,6 +61,11 @@ class Campaign(models.Model):
     import_faults = models.JSONField(
         default=list, blank=True, help_text="problems found by import_human_reviews: duplicated, missing, unmatched"
     )
+    tells = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="the last check for systematic tells and what was done to each (review.tells)",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -26,7 +26,7 @@ from accounts.models import Profile
 from benchmark.models import Artifact, Run
 from config.db import update_rows
 from judge.models import Rubric
-from review import blinding
+from review import blinding, tells
 from review.eligibility import campaign_agent_run_ids, campaign_run_ids, identifying_members, identifying_reason
 from review.models import Assignment, Campaign, CampaignItem, CampaignReviewer, Conflict, Review
 
@@ -159,6 +159,8 @@ def _refresh_names(campaign: Campaign) -> None:
     if names != campaign.blind_names:
         campaign.blind_names = names
         campaign.save(update_fields=["blind_names"])
+    # Tells before the renders: a fixed line one system's papers carry is cut from their render.
+    tells.campaign_check_tells(campaign=campaign)
     for item in items:  # new items, and all of them when a new system joined the campaign
         item.campaign = campaign
         if item.artifact_id:  # trajectories are blinded when shown (review.trajectory), not stored
@@ -170,10 +172,11 @@ def item_prerender(*, item: CampaignItem, force: bool = False) -> None:
     it makes to the item's texts (CampaignItem.blinding_changes, shown to the admin)."""
     artifact = item.artifact
     names = blinding.item_system_names(item)
-    key = blinding.render_key(artifact.content, list(artifact.files or []), names)
+    text = blinding.reviewer_text(item, names)
+    key = blinding.render_key(text, list(artifact.files or []), names)
     if item.rendered_key == key and not force:
         return
-    html, used = blinding.render_blinded(artifact.content, tuple(artifact.files or []), tuple(names))
+    html, used = blinding.render_blinded(text, tuple(artifact.files or []), tuple(names))
     item.rendered_html, item.rendered_figures = html, list(used)
     item.rendered_key = key
     item.blinding_changes = blinding.item_changes(item, names)

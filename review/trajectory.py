@@ -18,7 +18,7 @@ from typing import Any
 from django.db import models
 
 from benchmark.models import Run, Score, Step
-from review import blinding
+from review import blinding, tells
 
 FIELD_MAX = 20_000  # characters of one step's thought, action or output shown; a cut is said in the page
 HIDDEN_ID = "[id]"
@@ -65,9 +65,11 @@ def _hide_ids(text: str, ids: list[str]) -> str:
     return re.sub("|".join(re.escape(i) for i in ids), HIDDEN_ID, text, flags=re.IGNORECASE)
 
 
-def blind_text(text: str, names: list[str], ids: list[str]) -> str:
-    """One field of a step as a reviewer reads it: identifiers replaced, names scrubbed, costs hidden."""
-    return blinding.scrub_supplementary(_hide_ids(text or "", ids), names)
+def blind_text(text: str, names: list[str], ids: list[str], rules: dict[str, set[str]] | None = None) -> str:
+    """One field of a step as a reviewer reads it: the campaign's tells cut or rewritten (review.tells),
+    identifiers replaced, names scrubbed, costs hidden."""
+    text = tells.apply_text(text or "", rules, names) if rules else text or ""
+    return blinding.scrub_supplementary(_hide_ids(text, ids), names)
 
 
 def _cut(text: str) -> tuple[str, int]:
@@ -81,6 +83,7 @@ def blinded_steps(item: Any) -> list[dict[str, Any]]:
     run = item.run
     names = blinding.item_system_names(item)
     ids = run_identifiers(run)
+    rules = tells.text_rules(item.campaign)
     scores: dict[int, list[dict[str, Any]]] = {}
     for score in Score.objects.filter(run=run, step__isnull=False).order_by("created_at", "id"):
         scores.setdefault(score.step_id, []).append(
@@ -99,7 +102,8 @@ def blinded_steps(item: Any) -> list[dict[str, Any]]:
     for step in Step.objects.filter(run=run).only("id", "index", "thought", "action", "observation").order_by("index"):
         entry: dict[str, Any] = {"index": step.index, "scores": scores.get(step.id, [])}
         for field in ("thought", "action", "observation"):
-            entry[field], entry[f"{field}_cut"] = _cut(blind_text(getattr(step, field), names, ids))
+            kept = tells.action_rules(rules) if field == "action" else rules
+            entry[field], entry[f"{field}_cut"] = _cut(blind_text(getattr(step, field), names, ids, kept))
         steps.append(entry)
     return steps
 

@@ -83,6 +83,7 @@ _SAVE_DEFERRED = (
     *(f"item__{f}" for f in ("tags", "rendered_html", "rendered_figures", "rendered_key", "blinding_changes")),
     "campaign__import_faults",
     "campaign__blind_names",
+    "campaign__tells",
 )
 
 
@@ -126,7 +127,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         )
         .select_related("campaign", "item")
         # Only the head of each text (its title), not the papers nor their stored renders.
-        .defer("item__rendered_html", "item__blinding_changes", "campaign__import_faults")
+        .defer("item__rendered_html", "item__blinding_changes", "campaign__import_faults", "campaign__tells")
         .annotate(
             text_head=Substr("item__artifact__content", 1, blinding.TITLE_PREFIX),
             task_title=F("item__run__task__title"),
