@@ -19,6 +19,7 @@ from review.queue_order import new_queue_secret, queue_key
 from review.services import assignment_reassign, campaign_assign, campaign_create
 from review.setup import campaign_grow
 from tests.review.factories import full_review_post, make_paper, make_reviewer, make_rubric
+from tests.review.test_import_export import HUMAN, _import, _released_papers
 
 pytestmark = pytest.mark.django_db
 
@@ -156,6 +157,21 @@ def test_it_refuses_a_bulk_insert_that_sets_no_key(reviewer) -> None:
     row = Assignment(campaign=campaign, item=a.item, reviewer=make_reviewer("late"), slot=2)
     with pytest.raises(IntegrityError):  # not silently first or last in the queue
         Assignment.objects.bulk_create([row])
+
+
+@pytest.mark.shared_data(HUMAN)
+def test_it_keys_the_imported_human_study_and_lists_it_so(client_for) -> None:
+    """The released study reads claude, gemini, o4-mini, claude... per reviewer in file order."""
+    _released_papers()
+    _import(HUMAN)
+    campaign = Campaign.objects.get(name="study")
+    rows = list(Assignment.objects.filter(campaign=campaign).select_related("reviewer"))
+    assert len(rows) == 57 and all(a.queue_key == a.keyed(campaign.queue_secret) for a in rows)
+    busiest = max({a.reviewer for a in rows}, key=lambda user: sum(a.reviewer_id == user.pk for a in rows))
+    mine = queue_of(busiest, campaign)
+    assert len(mine) == 12
+    assert codes_on_queue_page(client_for(busiest)) == [a.code for a in mine]  # a closed campaign: listed, read-only
+    assert [a.pk for a in mine] != sorted(a.pk for a in mine)
 
 
 # ---------------------------------------------------------------- the migration
