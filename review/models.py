@@ -258,7 +258,8 @@ class Assignment(models.Model):
         # Every way an assignment is made (planned, reassigned, imported) gets its key here; a
         # bulk_create that skips save() and sets none fails on the NOT NULL column rather than
         # putting the row first or last.
-        if self.queue_key is None:
+        # New rows only: an update of a row loaded without its key must not load it (or the campaign).
+        if self._state.adding and self.queue_key is None:
             self.queue_key = self.keyed(self.campaign.queue_secret)
         super().save(*args, **kwargs)
 

@@ -159,6 +159,16 @@ def test_it_refuses_a_bulk_insert_that_sets_no_key(reviewer) -> None:
         Assignment.objects.bulk_create([row])
 
 
+def test_it_keys_new_rows_only_and_leaves_an_update_one_query(reviewer, django_assert_num_queries) -> None:
+    campaign = block_campaign([reviewer], per_system=1)
+    a = Assignment.objects.filter(campaign=campaign).only("pk", "status").first()
+    a.status = Assignment.Status.STARTED
+    with django_assert_num_queries(1):  # no load of the deferred key nor of the campaign's secret
+        a.save(update_fields=["status"])
+    stored = Assignment.objects.get(pk=a.pk)
+    assert stored.status == "started" and stored.queue_key == stored.keyed(campaign.queue_secret)
+
+
 @pytest.mark.shared_data(HUMAN)
 def test_it_keys_the_imported_human_study_and_lists_it_so(client_for) -> None:
     """The released study reads claude, gemini, o4-mini, claude... per reviewer in file order."""
