@@ -256,10 +256,13 @@ def seed_campaign(n_items: int, n_reviewers: int, seed: int = 2) -> tuple[object
         np.rint(quality + np.array([0.8, -0.4])[None, :, None] + rng.normal(0, 1.0, (n_items, 2, len(keys)))), 1, 10
     ).astype(int)
     now = timezone.now()
-    assignments = Assignment.objects.bulk_create(
+    rows = [
         Assignment(campaign=campaign, item=it, reviewer=users[(i + s) % n_reviewers], slot=s + 1, status="submitted")
         for i, it in enumerate(items) for s in range(3)
-    )  # fmt: skip
+    ]  # fmt: skip
+    for a in rows:  # bulk_create skips save(), which sets the queue key
+        a.queue_key = a.keyed(campaign.queue_secret)
+    assignments = Assignment.objects.bulk_create(rows)
     Review.objects.bulk_create(
         Review(assignment=a, status="submitted", submitted_at=now, confidence=3,
                scores={k: {"score": int(humans[n // 3, n % 3, c]), "justification": "-"} for c, k in enumerate(keys)})

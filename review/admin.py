@@ -34,6 +34,8 @@ class AssignmentAdmin(admin.ModelAdmin):
     list_filter = ("status", "campaign")
     search_fields = ("code", "item__code", "reviewer__username")
     raw_id_fields = ("item", "reviewer")
+    # A reviewer's rows (filter by campaign, search the reviewer) in the order their queue shows them.
+    ordering = ("campaign", "reviewer__username", "queue_key", "id")
 
 
 @admin.register(Review)

@@ -136,10 +136,11 @@ def campaign_detail(request: HttpRequest, code: str) -> HttpResponse:
 
 OPEN_PAGE_SIZE = 25
 OPEN_SORTS = {
-    "item": "item__code",
-    "reviewer": "reviewer__username",
-    "status": "status",
-    "activity": "last_activity",
+    "item": ("item__code",),
+    # Each reviewer's items as their queue lists them (review.queue_order), not in creation order.
+    "reviewer": ("reviewer__username", "queue_key"),
+    "status": ("status",),
+    "activity": ("last_activity",),
 }
 
 
@@ -157,8 +158,9 @@ def _open_assignments(request: HttpRequest, campaign: Campaign) -> dict[str, Any
         rows = rows.filter(status=status)
     if key not in OPEN_SORTS:
         sort, key = "activity", "activity"
-    order = OPEN_SORTS[key]
-    rows = rows.order_by(f"-{order}" if sort.startswith("-") else order, "id")
+    # A descending sort reverses its first field only: each reviewer's items stay in queue order.
+    first, *rest = OPEN_SORTS[key]
+    rows = rows.order_by(f"-{first}" if sort.startswith("-") else first, *rest, "id")
     page: Page = Paginator(rows, OPEN_PAGE_SIZE).get_page(request.GET.get("page"))
     assignments = list(page.object_list)
     held: dict[int, set[int]] = defaultdict(set)

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from benchmark.models import Artifact, Run
 from judge.models import Rubric
+from review.queue_order import new_queue_secret, queue_key
 
 # Lower-case letters and digits without look-alikes: codes are read aloud and typed by reviewers.
 _ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
@@ -70,6 +71,8 @@ class Campaign(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Keys each reviewer's shuffled order (review.queue_order); never shown, so the order stays unpredictable.
+    queue_secret = models.CharField(max_length=64, default=new_queue_secret, editable=False)
 
     class Meta:
         constraints = [
@@ -228,6 +231,9 @@ class Assignment(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ASSIGNED)
     created_at = models.DateTimeField(auto_now_add=True)
     last_activity = models.DateTimeField(default=timezone.now)
+    queue_key = models.BigIntegerField(
+        editable=False, help_text="place in the reviewer's queue: keyed shuffle, set on save (review.queue_order)"
+    )
 
     class Meta:
         constraints = [
@@ -243,12 +249,27 @@ class Assignment(models.Model):
         ]
         indexes = [
             models.Index(fields=["reviewer", "status"], name="assignment_queue"),  # a reviewer's queue
+            # A reviewer's items of one campaign in their keyed order: the queue page and its next
+            # item (review.views.queue), the admin's open assignments sorted by reviewer.
+            models.Index(fields=["reviewer", "campaign", "queue_key"], name="assignment_queue_order"),
             models.Index(fields=["campaign", "status", "last_activity"], name="assignment_reclaim"),  # reclaim scan
         ]
         ordering = ["created_at", "id"]
 
     def __str__(self) -> str:
         return self.code
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # Every way an assignment is made (planned, reassigned, imported) gets its key here; a
+        # bulk_create that skips save() and sets none fails on the NOT NULL column rather than
+        # putting the row first or last.
+        # New rows only: an update of a row loaded without its key must not load it (or the campaign).
+        if self._state.adding and self.queue_key is None:
+            self.queue_key = self.keyed(self.campaign.queue_secret)
+        super().save(*args, **kwargs)
+
+    def keyed(self, secret: str) -> int:
+        return queue_key(secret=secret, reviewer_id=self.reviewer_id, item_id=self.item_id)
 
     @property
     def is_live(self) -> bool:

@@ -132,7 +132,9 @@ def queue(request: HttpRequest) -> HttpResponse:
             text_head=Substr("item__artifact__content", 1, blinding.TITLE_PREFIX),
             task_title=F("item__run__task__title"),
         )
-        .order_by("campaign__deadline", "campaign_id", "created_at", "id")
+        # Within a campaign, the reviewer's keyed shuffle (review.queue_order), never the creation
+        # order: that one follows the admin's pick list (task, then system) and groups systems.
+        .order_by("campaign__deadline", "campaign_id", "queue_key", "id")
     )
     campaigns: dict[int, dict] = {}
     for a in assignments:
@@ -151,7 +153,8 @@ def queue(request: HttpRequest) -> HttpResponse:
         group["total"] = len(group["todo"]) + len(group["done"])
         group["closing"] = closed.get(group["campaign"].pk)
     todo = [a for g in groups for a in g["todo"] if g["campaign"].status == Campaign.Status.OPEN]
-    # Next: an item already started first (the reviewer left it halfway), else the earliest due.
+    # Next: an item already started first (the reviewer left it halfway), else the earliest due,
+    # each in the queue's keyed order.
     started = [a for a in todo if a.status == Assignment.Status.STARTED]
     following = (started or todo or [None])[0]
     return render(request, "review/queue.html", {"groups": groups, "next": following})

@@ -33,7 +33,7 @@ def world(reviewer):
         deadline=timezone.now() + timedelta(days=3),
     )  # fmt: skip
     campaign_assign(campaign=campaign)
-    mine = list(Assignment.objects.filter(reviewer=reviewer).order_by("item_id"))
+    mine = list(Assignment.objects.filter(reviewer=reviewer).order_by("queue_key"))  # the queue's order
     return {"campaign": campaign, "mine": mine, "other": other, "papers": papers}
 
 
