@@ -197,7 +197,7 @@ def back_to_latest():
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("back_to_latest")
 def test_it_fills_existing_campaigns_with_fresh_secrets_and_their_assignments_with_keys() -> None:
-    before, after = [("review", "0010_status_change_via_and_imported_closes")], [("review", "0011_queue_order")]
+    before, after = [("review", "0011_campaign_tells")], [("review", "0012_queue_order")]
     executor = MigrationExecutor(connection)
     executor.migrate(before)
     old = executor.loader.project_state(before).apps

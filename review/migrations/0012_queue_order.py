@@ -36,7 +36,7 @@ def fill_secrets_and_keys(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("review", "0010_status_change_via_and_imported_closes"),
+        ("review", "0011_campaign_tells"),
     ]
 
     operations = [
