@@ -531,6 +531,9 @@ def _run_finish(*, run: Run, outcome: Outcome, error: str, policy: Any, recorder
         status, exit_status = Run.Status.FINISHED, outcome.exit_status
     if outcome.detail and not error:
         params["exit_detail"] = outcome.detail
+    if outcome.exit_status == ExitStatus.EXIT_CANCELLED and params.get("attempts_kept"):
+        # A validate whose step the cancel kept out of the trajectory: its attempt is not ranked.
+        params["attempts_kept"] = [a for a in params["attempts_kept"] if a["step"] <= run.step_count]
     if outcome.unrecorded is not None and (outcome.unrecorded.api_calls or outcome.unrecorded.cost):
         # Paid for, in the run's totals, in no step: the run page says so beside the cost.
         params["cancel_unrecorded"] = {
