@@ -146,6 +146,17 @@ def test_it_stops_a_long_command_within_seconds_of_the_cancel(researcher, task, 
     assert run.api_calls == 1 and run.params["cancel_unrecorded"]["api_calls"] == 1
 
 
+def stored(pk: int) -> tuple[Run, list[int]]:
+    """The run and its step indexes as committed; the helper thread's connection closed after."""
+    from django.db import connection
+
+    try:
+        run = Run.objects.get(pk=pk)
+        return run, list(run.steps.order_by("index").values_list("index", flat=True))
+    finally:
+        connection.close()
+
+
 @pytest.mark.docker
 async def test_it_sends_a_viewer_every_committed_step_and_the_final_state_last(
     researcher, task, fake_llm, redis_client
@@ -171,8 +182,7 @@ async def test_it_sends_a_viewer_every_committed_step_and_the_final_state_last(
         assert await sync_to_async(worker.join)(120)
         canceller.join(10)
     await communicator.disconnect()
-    run = await sync_to_async(Run.objects.get)(pk=run.pk)
-    indexes = await sync_to_async(lambda: list(run.steps.order_by("index").values_list("index", flat=True)))()
+    run, indexes = await sync_to_async(stored)(run.pk)
     assert indexes == received == [1, 2]
     assert "cancelling" in [s["status"] for s in statuses]
     final = statuses[-1]
