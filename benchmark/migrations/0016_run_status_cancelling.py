@@ -4,15 +4,26 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('benchmark', '0015_run_environment'),
+        ("benchmark", "0015_run_environment"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='run',
-            name='status',
-            field=models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('cancelling', 'Cancelling'), ('finished', 'Finished'), ('failed', 'Failed'), ('cancelled', 'Cancelled'), ('interrupted', 'Interrupted')], default='queued', max_length=12),
+            model_name="run",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("queued", "Queued"),
+                    ("running", "Running"),
+                    ("cancelling", "Cancelling"),
+                    ("finished", "Finished"),
+                    ("failed", "Failed"),
+                    ("cancelled", "Cancelled"),
+                    ("interrupted", "Interrupted"),
+                ],
+                default="queued",
+                max_length=12,
+            ),
         ),
     ]
