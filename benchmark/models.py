@@ -279,6 +279,9 @@ class Run(models.Model):
     class Status(models.TextChoices):
         QUEUED = "queued"
         RUNNING = "running"
+        # Cancel was asked while a worker drives the run: it stops before its next command (one in
+        # flight is interrupted), commits no further step, records its costs, then says cancelled.
+        CANCELLING = "cancelling"
         FINISHED = "finished"
         FAILED = "failed"
         CANCELLED = "cancelled"
@@ -288,7 +291,7 @@ class Run(models.Model):
         REFEREE = "referee", "run on Referee"
         MLGYM = "mlgym", "imported from MLGym"
 
-    ACTIVE = (Status.QUEUED, Status.RUNNING)
+    ACTIVE = (Status.QUEUED, Status.RUNNING, Status.CANCELLING)
 
     code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="runs")

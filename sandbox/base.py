@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import struct
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -26,6 +27,7 @@ STATE_DIR = "/tmp/.sandbox-shell"
 # How long past a command's own timeout the host waits for the server before giving up on it.
 GRACE_SECONDS = 30.0
 LABEL = "referee.sandbox"
+INTERRUPT = b'{"op": "interrupt"}\n'  # byte for byte what the server looks for (shellserver.INTERRUPT)
 
 
 class SandboxError(RuntimeError):
@@ -69,6 +71,7 @@ class CommandResult:
     truncated: bool
     timed_out: bool
     oom: bool
+    interrupted: bool = False  # stopped by Session.interrupt (a cancelled run)
 
 
 class Channel(Protocol):
@@ -116,6 +119,10 @@ class Session:
         self.server_info: dict[str, Any] = {}
         # Where the server reads the kernel's OOM-kill counter, when not at the cgroup's usual path.
         self.oom_file: str | None = None
+        # interrupt() comes from another thread: writes to the channel take turns, and it writes
+        # only while a command is in flight (the server ignores one that arrives just after).
+        self._send_lock = threading.Lock()
+        self._running = False
 
     def identity(self) -> dict[str, str]:
         """What this sandbox runs on, for a run's record: the image and its digest where there is one."""
@@ -169,7 +176,8 @@ class Session:
         self._closed = True
         if self._channel is not None:
             try:
-                self._channel.send(b'{"op": "exit"}\n')
+                with self._send_lock:
+                    self._channel.send(b'{"op": "exit"}\n')
             except OSError:
                 pass
             self._channel.close()
@@ -212,13 +220,28 @@ class Session:
         kind, size = struct.unpack(">cI", self._read(5, deadline))
         return kind, self._read(size, deadline) if size else b""
 
-    def _request(self, request: dict[str, Any], body: bytes = b"") -> None:
+    def _request(self, request: dict[str, Any], body: bytes = b"", *, running: bool = False) -> None:
         if self._closed or self._channel is None:
             raise SandboxError(f"{self.backend} sandbox {self.id} is closed")
         try:
-            self._channel.send(json.dumps(request).encode() + b"\n" + body)
+            with self._send_lock:
+                self._channel.send(json.dumps(request).encode() + b"\n" + body)
+                self._running = running
         except OSError as exc:
             raise self._broken(f"cannot reach the shell server ({exc})") from exc
+
+    def interrupt(self) -> bool:
+        """Stop the command in flight, from any thread: the server kills it as on a timeout and
+        its result says ``interrupted``; the shell lives on. False when no command was running."""
+        with self._send_lock:
+            if not self._running or self._closed or self._channel is None:
+                return False
+            try:
+                self._channel.send(INTERRUPT)
+            except OSError:
+                return False
+            self._running = False  # once per command
+            return True
 
     def _reply(self, deadline: float) -> tuple[bytes, bytes]:
         kind, payload = self._frame(deadline)
@@ -241,7 +264,8 @@ class Session:
         result holds all of it, capped."""
         limit = conf.output_limit()
         self._request(
-            {"op": "run", "command": command, "timeout": timeout, "idle_timeout": idle_timeout, "limit": limit}
+            {"op": "run", "command": command, "timeout": timeout, "idle_timeout": idle_timeout, "limit": limit},
+            running=True,
         )
         deadline = time.monotonic() + (timeout if timeout else float("inf")) + GRACE_SECONDS
         head = bytearray()
@@ -258,6 +282,8 @@ class Session:
                 break
             else:
                 raise self._broken(f"unexpected frame {kind!r} during a command")
+        with self._send_lock:
+            self._running = False
         done = json.loads(payload)
         output = decode_output(bytes(head))
         if done["omitted"]:
@@ -270,6 +296,7 @@ class Session:
             truncated=bool(done["omitted"]),
             timed_out=bool(done["timed_out"]),
             oom=bool(done["oom"]),
+            interrupted=bool(done.get("interrupted")),
         )
 
     def put_file(self, path: str, data: bytes, mode: int = 0o644) -> None:

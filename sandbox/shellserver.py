@@ -19,6 +19,7 @@ Requests (one JSON line each):
   {"op": "run", "command": str, "timeout": float, "idle_timeout": float|null, "limit": int}
   {"op": "put", "path": str, "mode": int, "size": int}   followed by ``size`` raw bytes
   {"op": "get", "path": str, "max": int}
+  {"op": "interrupt"}   only while a command runs: kill it (its D says "interrupted"); ignored otherwise
   {"op": "exit"}
 Replies: R ready(json) | O output bytes (head) | T output bytes (tail) | D done(json)
          | K ok | F file bytes | X error(json)
@@ -46,6 +47,7 @@ set -a
 eval "$__sbx_cmd"
 """
 
+INTERRUPT = b'{"op": "interrupt"}\n'  # byte for byte what the host sends (sandbox.base)
 OOM_FILES = ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events")
 OOM_MARKERS = (b"MemoryError", b"Cannot allocate memory", b"std::bad_alloc", b"out of memory")
 
@@ -100,7 +102,7 @@ class Server:
         self.protected.update({1, os.getpid()})
         self.sessions = set()  # sessions of started commands: what "tree" scope may kill
         os.makedirs(self.state_dir, mode=0o700, exist_ok=True)
-        self.stdin = sys.stdin.buffer
+        self.stdin = Input(sys.stdin.fileno())
 
     @staticmethod
     def pids():
@@ -196,9 +198,9 @@ class Server:
         fd = proc.stdout.fileno()
         os.set_blocking(fd, False)
         pidfd = open_pidfd(proc.pid)
-        killed = None
+        killed = "interrupted" if self.stdin.interrupted() else None
         eof = False
-        while True:
+        while not killed:
             now = time.monotonic()
             waits = [1.0]
             if timeout:
@@ -212,7 +214,14 @@ class Server:
             watch = [] if eof else [fd]
             if pidfd is not None:
                 watch.append(pidfd)
+            if not self.stdin.closed:
+                watch.append(self.stdin.fd)  # the host may ask to interrupt (a cancelled run)
             ready = select.select(watch, [], [], min(wait, 0.05) if pidfd is None else wait)[0]
+            if self.stdin.fd in ready:
+                self.stdin.fill()
+                if self.stdin.interrupted():
+                    killed = "interrupted"
+                    break
             if fd in ready:
                 try:
                     data = os.read(fd, 1 << 16)
@@ -241,7 +250,7 @@ class Server:
         duration = time.monotonic() - started
         code = proc.returncode
         signaled = code < 0
-        exit_code = 124 if killed else (128 - code if signaled else code)
+        exit_code = 130 if killed == "interrupted" else 124 if killed else (128 - code if signaled else code)
         after = oom_kills()
         oom = False
         if not killed:
@@ -257,7 +266,8 @@ class Server:
             b"D",
             {
                 "exit_code": exit_code,
-                "timed_out": killed is not None,
+                "timed_out": killed in ("timeout", "idle"),
+                "interrupted": killed == "interrupted",
                 "killed": killed,
                 "oom": oom,
                 "total": out.total,
@@ -348,11 +358,56 @@ class Server:
                 self.put(request)
             elif op == "get":
                 self.get(request)
+            elif op == "interrupt":
+                continue  # the command it was meant for ended first: no reply, none is awaited
             elif op == "exit":
                 break
             else:
                 send_json(b"X", {"error": f"unknown op {op!r}"})
         self.kill_all(-1)
+
+
+class Input:
+    """stdin read straight from its fd with a buffer of our own: the command loop selects on the
+    fd to see an interrupt, which a buffered reader could hold unseen in its buffer."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.buffer = bytearray()
+        self.closed = False
+
+    def fill(self):
+        """One read (the caller knows the fd is readable, or is willing to wait)."""
+        data = os.read(self.fd, 1 << 16)
+        if data:
+            self.buffer += data
+        else:
+            self.closed = True
+
+    def readline(self):
+        while b"\n" not in self.buffer and not self.closed:
+            self.fill()
+        end = self.buffer.find(b"\n") + 1 or len(self.buffer)
+        line = bytes(self.buffer[:end])
+        del self.buffer[:end]
+        return line
+
+    def read(self, size):
+        while len(self.buffer) < size and not self.closed:
+            self.fill()
+        data = bytes(self.buffer[:size])
+        del self.buffer[:size]
+        return data
+
+    def interrupted(self):
+        """True if the host asked to interrupt (the request is consumed), or went away: nobody
+        would read the command's output. Only interrupts can arrive while a command runs."""
+        if self.closed:
+            return True
+        if self.buffer.startswith(INTERRUPT):
+            del self.buffer[: len(INTERRUPT)]
+            return True
+        return False
 
 
 class Output:

@@ -115,6 +115,8 @@ class Environment:
             text += f"\n[the command was stopped after {self.command_timeout:g} seconds]"
         if result.oom:
             text += "\n[the command ran out of memory and was killed]"
+        if result.interrupted:
+            text += "\n[the command was stopped: the run was cancelled]"
         return Observation(text=text, kind="shell", duration=result.duration)
 
     # -- evaluation --------------------------------------------------------------------------

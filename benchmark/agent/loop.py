@@ -70,6 +70,10 @@ class Stop(Exception):
         self.unanswered = unanswered
 
 
+class Cancelled(Exception):
+    """Raised by a recorder's `step` when the run was cancelled before the step could be committed."""
+
+
 class Policy(Protocol):
     usage: Usage
 
@@ -77,7 +81,9 @@ class Policy(Protocol):
 
 
 class Recorder(Protocol):
-    def step(self, *, decision: Decision, observation: Observation, state: dict[str, Any], harness: float) -> None: ...
+    def step(self, *, decision: Decision, observation: Observation, state: dict[str, Any], harness: float) -> None:
+        """Record the step; may raise Cancelled (then nothing was recorded)."""
+        ...
 
     def cancelled(self) -> bool: ...
 
@@ -88,6 +94,9 @@ class Outcome:
     detail: str = ""
     steps: int = 0
     failed: bool = False  # nothing of the agent's to score (see Stop.unanswered)
+    # A cancelled run's last model call, paid for but recorded in no step (its command never ran,
+    # or ran and was cut off by the cancel): the run's totals include it, the page says so.
+    unrecorded: Usage | None = None
 
 
 # Stops whose cause is the status itself: the autosubmission is still scored and recorded.
@@ -130,11 +139,16 @@ def run_loop(
             if stop.unanswered:
                 return Outcome(stop.reason, stop.detail, number - 1, failed=True)
             return _autosubmit(env=env, recorder=recorder, reason=stop.reason, detail=stop.detail, steps=number - 1)
+        if recorder.cancelled():  # cancelled while the model thought: its command never starts
+            return Outcome(ExitStatus.EXIT_CANCELLED, steps=number - 1, unrecorded=decision.usage)
         started = time.perf_counter()
         result = env.execute(decision.action)
         # Harness time of this step = the step's wall time minus the command's own time in the sandbox.
         harness = max(0.0, time.perf_counter() - started - result.duration)
-        recorder.step(decision=decision, observation=result, state=env.state.as_dict(), harness=harness)
+        try:
+            recorder.step(decision=decision, observation=result, state=env.state.as_dict(), harness=harness)
+        except Cancelled:  # the cancel landed while the command ran (it was interrupted): no step
+            return Outcome(ExitStatus.EXIT_CANCELLED, steps=number - 1, unrecorded=decision.usage)
         if result.done:
             return Outcome(submission_status(result.score, "submit"), steps=number)
         observation = result.text
@@ -149,5 +163,8 @@ def _autosubmit(*, env: Environment, recorder: Recorder, reason: str, detail: st
         thought=f"(autosubmission after {reason}{': ' + detail if detail else ''})\n", action="submit\n"
     )
     result = env.execute("submit")
-    recorder.step(decision=decision, observation=result, state=env.state.as_dict(), harness=0.0)
+    try:
+        recorder.step(decision=decision, observation=result, state=env.state.as_dict(), harness=0.0)
+    except Cancelled:
+        return Outcome(ExitStatus.EXIT_CANCELLED, detail, steps)
     return Outcome(submission_status(result.score, reason), detail, steps + 1)

@@ -21,14 +21,14 @@ import time
 from typing import Any, TypedDict
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from redis.exceptions import RedisError
 
 from accounts.progress import group_send
 from benchmark.fields import without_nul
 from benchmark.models import Run, Score, Step, Task
-from config.db import insert_row, reconnecting, update_row
+from config.db import insert_row, reconnecting, update_row, update_rows
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,8 @@ class RunPayload(TypedDict):
     finished: bool
     started_at: str | None
     wall_time: float | None  # seconds; final once finished, the page counts on from started_at before
+    # A cancelled run's model call that no step holds (services._run_finish): in cost and tokens.
+    unrecorded: dict[str, Any] | None
 
 
 def run_group(code: Any) -> str:
@@ -157,6 +159,7 @@ def run_payload(run: Run) -> RunPayload:
         "finished": not run.is_active,
         "started_at": run.started_at.isoformat() if run.started_at else None,
         "wall_time": None if run.wall_time is None else round(run.wall_time, 1),
+        "unrecorded": (run.params or {}).get("cancel_unrecorded"),
     }
 
 
@@ -215,6 +218,10 @@ def send_retrying(group: str, message: dict[str, Any]) -> None:
             delay = min(2 * delay, BACKOFF_MAX)
 
 
+class RunNotRunning(Exception):
+    """step_append(while_running=True) found the run no longer running (cancelled): nothing was written."""
+
+
 def _better(task: Task, current: float | None, value: float | None) -> float | None:
     if value is None or not math.isfinite(value):
         return current
@@ -238,10 +245,14 @@ def step_append(
     score_kind: str | None = None,
     score: Any = None,
     publish: bool = True,
+    while_running: bool = False,
 ) -> Step:
     """Persist the next step of `run` (the worker is its only writer) and publish it.
 
     `run` is updated in memory too, so the caller's object stays the source of the next index.
+    `while_running`: only if the run is still `running`, else RunNotRunning and nothing written.
+    The run's row is updated first, on that condition, in the step's transaction: a cancel commits
+    either before it (no step) or after it (the step was committed first, and is published).
     """
     index = run.step_count + 1
     now = timezone.now()
@@ -276,13 +287,21 @@ def step_append(
                     error=score.error or "",
                 )
                 if not score.error:
-                    run.best_attempt = _better(run.task, run.best_attempt, primary)
-                    changes["best_attempt"] = run.best_attempt
+                    changes["best_attempt"] = _better(run.task, run.best_attempt, primary)
                     if score_kind == Score.Kind.SUBMIT:
-                        run.best_submission = primary
                         changes["best_submission"] = primary
-            _insert(step, score_row)
-            update_row(Run, run.pk, set=changes, add=counters)
+            if while_running:
+                where = f"{connection.ops.quote_name('id')} = %s AND {connection.ops.quote_name('status')} = %s"
+                if not update_rows(Run, where, [run.pk, Run.Status.RUNNING], set=changes, add=counters):
+                    raise RunNotRunning(f"run {run.code} is no longer running")
+                _insert(step, score_row)
+            else:
+                _insert(step, score_row)
+                update_row(Run, run.pk, set=changes, add=counters)
+        if "best_attempt" in changes:
+            run.best_attempt = changes["best_attempt"]
+        if "best_submission" in changes:
+            run.best_submission = changes["best_submission"]
         return step
 
     # A connection dropped mid-step is reopened and the step written again, unless it was

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import logging
 import os
+import threading
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -18,7 +19,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from benchmark.agent.environment import Environment, Observation
-from benchmark.agent.loop import Decision, ExitStatus, Outcome, Usage, run_loop
+from benchmark.agent.loop import Cancelled, Decision, ExitStatus, Outcome, Usage, run_loop
 from benchmark.agent.policies import LLMPolicy, ModelSettings, baseline_policy, replay_policy
 from benchmark.agent.prompt import TASK_TEMPLATE, system_message
 from benchmark.models import AgentConfig, Run, RunGroup, RunShare, Score, Step, Task
@@ -132,10 +133,16 @@ def run_resume(*, run: Run, by: Any = None) -> bool:
 
 
 def run_cancel(*, run: Run) -> bool:
-    """Stop a queued or running run: the worker checks before every step and stops there."""
-    updated = Run.objects.filter(pk=run.pk, status__in=Run.ACTIVE).update(
-        status=Run.Status.CANCELLED, exit_status=ExitStatus.EXIT_CANCELLED, finished_at=timezone.now()
+    """Stop a queued or running run. A queued one is cancelled at once (no worker will claim it); a
+    running one becomes `cancelling`: its worker commits no further step, interrupts the command in
+    flight (CancelWatch), records the costs of its model calls, and sets `cancelled` itself, after
+    its last step, so that a viewer's last message is the final state. False if it was not active."""
+    now = timezone.now()
+    updated = Run.objects.filter(pk=run.pk, status=Run.Status.QUEUED).update(
+        status=Run.Status.CANCELLED, exit_status=ExitStatus.EXIT_CANCELLED, finished_at=now
     )
+    if not updated:
+        updated = Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(status=Run.Status.CANCELLING)
     run.refresh_from_db()
     if updated:
         progress.run_status_send(run)
@@ -197,14 +204,23 @@ class RunRecorder:
         return status != Run.Status.RUNNING
 
     def step(self, *, decision: Decision, observation: Observation, state: dict[str, Any], harness: float) -> None:
+        """Commit and publish the step, or raise Cancelled (nothing written) if the run is no
+        longer running: a step never lands after the cancel that the viewers were told of."""
         state = dict(state)
         if self.original:
             state["replay"] = self._compare(observation.text)
         score_kind = {"validate": Score.Kind.VALIDATE, "submit": Score.Kind.SUBMIT}.get(observation.kind)
+        try:
+            self._append(decision, observation, state, score_kind)
+        except progress.RunNotRunning:
+            raise Cancelled from None
         self.usage.add(decision.usage)
         self.harness_seconds.append(harness)
+
+    def _append(self, decision: Decision, observation: Observation, state: dict[str, Any], score_kind: Any) -> None:
         progress.step_append(
             run=self.run,
+            while_running=True,
             thought=decision.thought,
             action=decision.action,
             observation=observation.text,
@@ -348,6 +364,45 @@ def worker_claim_name() -> str:
 
 
 INTERRUPTED = "interrupted"  # exit status of a run stopped by a fault, not by its agent
+CANCEL_POLL_SECONDS = 1.0  # how often a running command checks for a cancel: it stops within about this
+
+
+class CancelWatch:
+    """While a worker drives a run, a thread reads the run's status every CANCEL_POLL_SECONDS and,
+    once it is no longer `running` (a cancel), interrupts the sandbox command in flight: a long
+    command (training, `sleep 300`) stops within seconds instead of running to its timeout. The
+    loop itself checks before each model call and before each command; this covers the command."""
+
+    def __init__(self, *, run_id: int, session: Any, every: float = CANCEL_POLL_SECONDS) -> None:
+        self.run_id = run_id
+        self.session = session
+        self.every = every
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._loop, name=f"cancel-watch-{run_id}", daemon=True)
+
+    def __enter__(self) -> CancelWatch:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
+        self.thread.join(timeout=10)
+
+    def _loop(self) -> None:
+        from django.db import connection
+
+        try:
+            while not self.stopping.wait(self.every):
+                try:
+                    status = Run.objects.filter(pk=self.run_id).values_list("status", flat=True).first()
+                except Exception as exc:  # the database blinked: the loop's own checks still hold
+                    log.warning("cancel watch of run %s could not read its status: %s", self.run_id, exc)
+                    connection.close()
+                    continue
+                if status != Run.Status.RUNNING and self.session.interrupt():
+                    log.info("run %s cancelled: its command in flight was interrupted", self.run_id)
+        finally:
+            connection.close()  # this thread's own connection
 
 
 def run_execute(*, run_id: int) -> Run | None:
@@ -416,9 +471,10 @@ def _run_drive(run: Run) -> Run:
         )
         policy = _policy(run, env, max_steps, command_timeout, recorder, connection)
         first, observation = _resume_point(run, env, policy, recorder, max_steps)
-        outcome = run_loop(
-            env=env, policy=policy, recorder=recorder, max_steps=max_steps, first=first, observation=observation
-        )
+        with CancelWatch(run_id=run.pk, session=session):
+            outcome = run_loop(
+                env=env, policy=policy, recorder=recorder, max_steps=max_steps, first=first, observation=observation
+            )
     except gpus.GpuUnavailable as exc:
         outcome = Outcome(ExitStatus.EXIT_ERROR, str(exc), failed=True)
     except PreflightError as exc:
@@ -492,10 +548,23 @@ def _run_finish(*, run: Run, outcome: Outcome, error: str, policy: Any, recorder
         status, exit_status = Run.Status.FINISHED, outcome.exit_status
     if outcome.detail and not error:
         params["exit_detail"] = outcome.detail
+    if outcome.exit_status == ExitStatus.EXIT_CANCELLED and params.get("attempts_kept"):
+        # A validate whose step the cancel kept out of the trajectory: its attempt is not ranked.
+        params["attempts_kept"] = [a for a in params["attempts_kept"] if a["step"] <= run.step_count]
+    if outcome.unrecorded is not None and (outcome.unrecorded.api_calls or outcome.unrecorded.cost):
+        # Paid for, in the run's totals, in no step: the run page says so beside the cost.
+        params["cancel_unrecorded"] = {
+            "api_calls": outcome.unrecorded.api_calls,
+            "tokens_sent": outcome.unrecorded.tokens_sent,
+            "tokens_received": outcome.unrecorded.tokens_received,
+            "cost": outcome.unrecorded.cost,
+        }
 
     def finish() -> None:
-        # Only a run still marked running is finished here: a cancel or the reaper keeps its say.
-        Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
+        # Only a run still driven by this worker is finished here (running, or cancelling: the
+        # cancel asked it to stop, and its last step and costs are recorded now); the reaper, or a
+        # cancel of a queued run, keeps its say.
+        Run.objects.filter(pk=run.pk, status__in=(Run.Status.RUNNING, Run.Status.CANCELLING)).update(
             status=status,
             exit_status=exit_status,
             error=error,

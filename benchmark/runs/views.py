@@ -221,11 +221,22 @@ def run_traj(request: HttpRequest, code: UUID) -> HttpResponse:
 @require_POST
 @role_required(RESEARCHER, ADMIN)
 def run_cancel(request: HttpRequest, code: UUID) -> HttpResponse:
+    """Cancel after a confirmation: a POST without confirm=yes (the run page's button, without
+    JavaScript's confirm()) shows what cancelling does and asks again; nothing is written."""
     run = _run_for(request, code)
     if not can_manage_run(request.user, run):
         raise PermissionDenied
+    if request.POST.get("confirm") != "yes":
+        return render(request, "benchmark/run_cancel_confirm.html", {"run": run})
     if services.run_cancel(run=run):
-        messages.success(request, "Run cancelled.")
+        if run.status == Run.Status.CANCELLING:
+            messages.success(
+                request,
+                "Cancel requested: the run stops before its next command (one already running is stopped "
+                "within seconds) and commits no further step.",
+            )
+        else:
+            messages.success(request, "Run cancelled.")
     else:
         messages.error(request, f"The run is already {run.get_status_display()}.")
     return redirect("benchmark:run_detail", code=run.code)

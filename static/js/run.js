@@ -16,6 +16,7 @@
   let startedAt = null;
   let wallTime = null;
   let wallTimer = null;
+  let finalCatchUp = false; // asked once, at the end, for steps the final status counts but the page lacks
   const chartData = document.getElementById("score-series");
   const chartSeries = chartData ? JSON.parse(chartData.textContent) : [{ label: "this run", points: [] }];
   let chartDirty = false;
@@ -225,7 +226,7 @@
   function setStatus(run) {
     const badge = document.getElementById("run-status");
     badge.textContent = run.status;
-    badge.className = "badge " + ({ finished: "ok", failed: "bad", interrupted: "bad", running: "warn" }[run.status] || "");
+    badge.className = "badge " + ({ finished: "ok", failed: "bad", interrupted: "bad", running: "warn", cancelling: "warn" }[run.status] || "");
     startedAt = run.started_at ? Date.parse(run.started_at) : null;
     wallTime = run.finished ? run.wall_time : null;
     showWall();
@@ -237,7 +238,20 @@
       (run.tokens_sent === null ? "unknown" : run.tokens_sent) + " / " + (run.tokens_received === null ? "unknown" : run.tokens_received);
     setScore("run-best", run.best_attempt);
     setScore("run-submission", run.best_submission);
+    showUnrecorded(run.unrecorded);
     if (run.error) { const e = document.getElementById("run-error"); e.textContent = run.error; e.hidden = false; }
+    if (run.status === "cancelling") {
+      // Asked already: the worker stops and sends the final status after its last step.
+      const cancel = document.getElementById("cancel-form");
+      if (cancel) cancel.remove();
+    }
+    if (run.finished && socket && socket.readyState === WebSocket.OPEN && !finalCatchUp &&
+        run.step_count > list.children.length) {
+      // The end counts steps this page lacks: ask for them (the reply ends with the status again).
+      finalCatchUp = true;
+      socket.send(JSON.stringify({ after: lastIndex }));
+      return;
+    }
     if (run.finished) {
       // The whole header ends with the run: no Cancel, the final wall time, the real outcome.
       finished = true;
@@ -248,6 +262,34 @@
       if (wallTimer) { clearInterval(wallTimer); wallTimer = null; }
       if (socket) socket.close();
     }
+  }
+
+  function showUnrecorded(unrecorded) {
+    const row = document.getElementById("run-unrecorded");
+    if (!row || !unrecorded) return;
+    document.getElementById("run-unrecorded-text").textContent =
+      "$" + unrecorded.cost.toFixed(4) + " (" + unrecorded.tokens_sent + " / " + unrecorded.tokens_received + " tokens, " +
+      unrecorded.api_calls + " call" + (unrecorded.api_calls === 1 ? "" : "s") + "): the model's last reply, recorded in " +
+      "no step because the run was cancelled before its command ran or while it ran; counted in the run's cost and tokens";
+    row.hidden = false;
+  }
+
+  // Cancel asks first. Without JavaScript the form posts without confirm=yes and the server asks
+  // on a page of its own.
+  const cancelForm = document.getElementById("cancel-form");
+  if (cancelForm) {
+    cancelForm.addEventListener("submit", function (event) {
+      if (!window.confirm("Cancel this run? It stops before its next command (one already running is stopped " +
+          "within seconds); the steps so far are kept.")) {
+        event.preventDefault();
+        return;
+      }
+      const confirmed = el("input");
+      confirmed.type = "hidden";
+      confirmed.name = "confirm";
+      confirmed.value = "yes";
+      cancelForm.appendChild(confirmed);
+    });
   }
 
   // The actions valid only after the end (Replay, Resume), served in a <template> while the run is

@@ -101,7 +101,7 @@ class Command(BaseCommand):
         return self.worker_is_dead(run, live)
 
     def running_runs(self) -> list[Run]:
-        return list(Run.objects.filter(status=Run.Status.RUNNING))
+        return list(Run.objects.filter(status__in=(Run.Status.RUNNING, Run.Status.CANCELLING)))
 
     def worker_is_dead(self, run: Run, live: dict[str, Any]) -> bool:
         worker = live.get(run.worker_name)
@@ -127,7 +127,11 @@ class Command(BaseCommand):
         return True
 
     def mark_interrupted(self, run: Run) -> bool:
-        updated = Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
+        # A worker that died while stopping a cancelled run: the run ends as its owner asked.
+        updated = Run.objects.filter(pk=run.pk, status=Run.Status.CANCELLING).update(
+            status=Run.Status.CANCELLED, exit_status="exit_cancelled", finished_at=timezone.now()
+        )
+        updated = updated or Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
             status=Run.Status.INTERRUPTED,
             exit_status="interrupted",
             error=(

@@ -168,8 +168,12 @@ def test_it_stops_a_running_run_at_the_next_step_when_cancelled(researcher, task
         fake_llm.openai(reply(f"step {n}", f"echo {n}"))
     run = finish(run)
     assert (run.status, run.exit_status) == (Run.Status.CANCELLED, "exit_cancelled")
-    assert run.steps.count() == 2  # the step in flight is kept; no further step, no autosubmission
+    # The reply that came after the cancel never ran; no further step, no autosubmission. Its call
+    # is paid for, though: in the run's totals, and named as recorded in no step.
+    assert run.steps.count() == 1
     assert not run.scores.exists()
+    assert run.api_calls == 2 and run.tokens_sent == 200
+    assert run.params["cancel_unrecorded"]["api_calls"] == 1
 
 
 def dead_endpoint(request):

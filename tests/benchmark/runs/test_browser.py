@@ -292,6 +292,14 @@ def test_it_refreshes_the_whole_header_when_a_live_run_ends(live_url, browser_pa
     page.wait_for_selector("#score-chart circle.score-point")  # the curve grows live
     assert page.locator("#replay-form").count() == 0  # not while it runs
     assert run_cancel(run=run)
+    page.wait_for_function("document.getElementById('run-status').textContent === 'cancelling'", timeout=10_000)
+    assert page.locator("#cancel-form").count() == 0  # asked already
+    # What the run's worker does once it has stopped (benchmark.runs.services._run_finish).
+    Run.objects.filter(pk=run.pk).update(
+        status=Run.Status.CANCELLED, exit_status="exit_cancelled", finished_at=timezone.now()
+    )
+    run.refresh_from_db()
+    progress.run_status_send(run)
     page.wait_for_function("document.getElementById('live-state').textContent === 'cancelled'", timeout=10_000)
     assert page.locator("#run-status").inner_text() == "cancelled"
     assert page.locator("#cancel-form").count() == 0
