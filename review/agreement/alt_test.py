@@ -76,17 +76,26 @@ def _unique_reviewer_slots(R: np.ndarray, present: np.ndarray) -> tuple[np.ndarr
 
 def _indicators(H: np.ndarray, R: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, bool]:
     """Per (item, reviewer) comparison: reviewer index, W_f, W_h; items kept; duplicates seen."""
+    rev, _, wf, wh, kept, dup = _indicators_by_item(H, R, j)
+    return rev, wf, wh, kept, dup
+
+
+def _indicators_by_item(
+    H: np.ndarray, R: np.ndarray, j: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, bool]:
+    """As `_indicators`, with each comparison's item index too."""
     present = ~np.isnan(H) & (R >= 0)
     present, dup = _unique_reviewer_slots(R, present)
     n_h = present.sum(axis=1)
     kept = (n_h >= 2) & ~np.isnan(j)
     Hs = np.where(present, H, 0.0)
     sums, sq = Hs.sum(axis=1), (Hs**2).sum(axis=1)
-    revs, wf, wh = [], [], []
+    revs, items, wf, wh = [], [], [], []
     for s in range(H.shape[1]):
         rows = kept & present[:, s]
         if not rows.any():
             continue
+        items.append(np.flatnonzero(rows))
         h = H[rows, s]
         n_o = n_h[rows] - 1
         o_sum, o_sq = sums[rows] - h, sq[rows] - h**2
@@ -100,8 +109,75 @@ def _indicators(H: np.ndarray, R: np.ndarray, j: np.ndarray) -> tuple[np.ndarray
         wf.append((mse_f <= mse_h + tol).astype(float))
         wh.append((mse_h <= mse_f + tol).astype(float))
     if not revs:
-        return np.empty(0, dtype=np.int64), np.empty(0), np.empty(0), int(kept.sum()), dup
-    return np.concatenate(revs), np.concatenate(wf), np.concatenate(wh), int(kept.sum()), dup
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty, np.empty(0), np.empty(0), int(kept.sum()), dup
+    return (
+        np.concatenate(revs),
+        np.concatenate(items),
+        np.concatenate(wf),
+        np.concatenate(wh),
+        int(kept.sum()),
+        dup,
+    )
+
+
+def alt_test_combined(
+    H: np.ndarray, R: np.ndarray, j: np.ndarray, *, epsilon: float, alpha: float, statistic: str = "alt_test_combined"
+) -> Record:
+    """The alternative annotator test for small studies (the authors' advice below 30 items per
+    annotator): the reviewers pooled into one combined annotator and the t-test replaced by the
+    Wilcoxon signed-rank test. Per item, d_i = the mean over its reviewers of W_h - W_f (the same
+    leave-one-out indicators as `alt_test`); one value per item, so items are the independent
+    units. H0: mean advantage of a reviewer over the judge >= epsilon, rejected by a one-sided
+    signed-rank test of d_i - epsilon < 0 (the judge passes); the reverse one-sided test of d_i > 0
+    says a reviewer beats the judge (worse)."""
+    from scipy import stats as sps
+
+    _, item, wf, wh, n_kept, dup = _indicators_by_item(H, R, j)
+    base = {
+        "epsilon": epsilon,
+        "alpha": alpha,
+        "method": "Calderon, Reichart & Dror (2025), small-sample variant: reviewers combined into one "
+        "annotator, per-item mean of W_h - W_f, one-sided Wilcoxon signed-rank tests",
+    }
+    if not len(item):
+        return record(
+            statistic, n={"items": 0}, note="needs items with at least two human scores and a judge score", **base
+        )
+    counts = np.bincount(item, minlength=H.shape[0])
+    used = counts > 0
+    d = (np.bincount(item, weights=wh - wf, minlength=H.shape[0])[used]) / counts[used]
+    n = {"items": int(used.sum()), "comparisons": int(len(item))}
+    if len(d) < 6:
+        return record(
+            statistic, n=n, note=f"needs at least 6 items with two reviews and a judge score, got {len(d)}", **base
+        )
+
+    def one_sided(x: np.ndarray, alternative: str) -> float:
+        x = x[x != 0]
+        if len(x) == 0:
+            return 1.0
+        ties = len(np.unique(np.abs(x))) < len(x)
+        method = "approx" if ties or len(x) > 50 else "exact"
+        return float(sps.wilcoxon(x, alternative=alternative, zero_method="wilcox", method=method).pvalue)
+
+    p_pass = one_sided(d - epsilon, "less")
+    p_worse = one_sided(d, "greater")
+    return record(
+        statistic,
+        float(d.mean()),
+        p=p_pass,
+        n=n,
+        note="a reviewer with several rows on an item counts once (the first row)" if dup else "",
+        passed=bool(p_pass < alpha),
+        p_worse=p_worse,
+        worse=bool(p_worse < alpha),
+        rho_judge=float(wf.mean()),
+        rho_reviewer=float(wh.mean()),
+        reading="estimate = mean over items of (reviewer beats judge) - (judge beats reviewer); the judge "
+        "passes when it is significantly below epsilon, is worse when significantly above 0",
+        **base,
+    )
 
 
 def _t_tail(

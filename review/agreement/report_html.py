@@ -84,7 +84,8 @@ def verdict_html(result: dict[str, Any]) -> str:
             cells.append(
                 f"<td class='v-{esc(cell['code'])}'><a href='#{esc(cell['anchor'])}' title='{esc(cell['reason'])}'>"
                 f"<strong>{esc(cell['verdict'])}</strong><br><span class='v-numbers'>{nums}</span>"
-                + (f"<br><span class='v-reason'>{esc(cell['reason'])}</span>" if cell["code"] == "not_shown" else "")
+                + f"<br><span class='v-reason'>{esc(cell['reason'])}</span>"
+                + f"<br><span class='v-test muted'>decided by: {esc(cell.get('test', ''))}</span>"
                 + "</a></td>"
             )
         rows.append(f"<tr><th>{esc(crit)}</th>{''.join(cells)}</tr>")

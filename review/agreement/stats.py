@@ -240,16 +240,27 @@ def wilcoxon_bias(judge: np.ndarray, human_mean: np.ndarray) -> Record:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         stat, p, how = _signed_rank_p(nz)
-    # scipy reports min(T+, T-) for the two-sided test; keep that statistic.
+    # scipy reports min(T+, T-) for the two-sided test; kept as `statistic`. The estimate is the
+    # test's own location estimate, Hodges-Lehmann (the median of the Walsh averages), which sits
+    # beside the median difference on the same scale (issue 29: "estimate 0" beside "median 2").
     total = len(nz) * (len(nz) + 1) / 2.0
     return record(
         name,
-        min(stat, total - stat),
+        hodges_lehmann(d),
         p=p,
         n=n,
+        signed_rank_statistic=min(stat, total - stat),
         median_difference=float(np.median(d)),
-        method=f"signed-rank test, zero differences dropped (wilcox), two-sided; p: {how}",
+        method=f"signed-rank test, zero differences dropped (wilcox), two-sided; p: {how}; "
+        "estimate: Hodges-Lehmann (median of the Walsh averages)",
     )
+
+
+def hodges_lehmann(d: np.ndarray) -> float:
+    """The one-sample Hodges-Lehmann estimate: the median of (d_i + d_j) / 2 over all i <= j."""
+    d = np.asarray(d, dtype=float)
+    i, k = np.triu_indices(len(d))
+    return float(np.median((d[i] + d[k]) / 2.0))
 
 
 def correlation(x: np.ndarray, y: np.ndarray, kind: str) -> Record:
@@ -416,8 +427,13 @@ def icc(matrix: np.ndarray, form: str) -> Record:
 # --- equivalence, multiplicity, systems ----------------------------------------------------
 
 
-def tost(values: np.ndarray, margin: float, alpha: float = 0.05) -> Record:
-    """Two one-sided t tests that the mean of `values` lies within (-margin, +margin)."""
+def tost(values: np.ndarray, margin: float, alpha: float = 0.05, *, n_boot: int = 0, seed: int = 0) -> Record:
+    """Two one-sided t tests that the mean of `values` lies within (-margin, +margin).
+
+    With `n_boot`, also the (1 - 2 alpha) percentile interval of the mean with items resampled:
+    equivalence is then shown when that interval lies inside the margins, non-equivalence when it
+    lies wholly outside them, and otherwise `more_items_needed` says about how many more items
+    would narrow the interval enough to decide (its half-width shrinks as 1 / sqrt(n))."""
     from scipy import stats as sps
 
     v = values[~np.isnan(values)]
@@ -438,23 +454,46 @@ def tost(values: np.ndarray, margin: float, alpha: float = 0.05) -> Record:
             margin=margin,
             note="no variation: decided by the mean alone",
             equivalent=bool(p < alpha),
+            outside=bool(abs(m) > margin),
+            more_items_needed=0,
         )
     p_low = float(sps.t.sf((m + margin) / se, df))
     p_high = float(sps.t.cdf((m - margin) / se, df))
     p = max(p_low, p_high)
     t90 = float(sps.t.ppf(1 - alpha, df)) * se
+    ci, ci_method = (m - t90, m + t90), f"{100 * (1 - 2 * alpha):g}% t interval (TOST)"
+    if n_boot > 0:
+        rng = np.random.default_rng(seed)
+        ordered = np.sort(v)  # the same interval whatever order the items come in (file or campaign)
+        means = ordered[rng.integers(0, len(v), size=(n_boot, len(v)))].mean(axis=1)
+        ci = (float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha)))
+        ci_method = (
+            f"{100 * (1 - 2 * alpha):g}% bootstrap percentile interval, items resampled, B={n_boot}, seed={seed}"
+        )
+    equivalent = -margin < ci[0] and ci[1] < margin
+    outside = ci[0] > margin or ci[1] < -margin
+    half = (ci[1] - ci[0]) / 2
+    gap = abs(abs(m) - margin)  # how far the mean is from the margin: the half-width that would decide
+    if equivalent or outside:
+        needed = 0
+    elif gap == 0 or half == 0:
+        needed = None  # the mean sits on the margin: no study size decides
+    else:
+        needed = max(1, math.ceil(len(v) * (half / gap) ** 2) - len(v))
     return record(
         name,
         m,
-        ci=(m - t90, m + t90),
-        ci_method=f"{100 * (1 - 2 * alpha):g}% t interval (TOST)",
+        ci=ci,
+        ci_method=ci_method,
         p=p,
         n=n,
         margin=margin,
         alpha=alpha,
         p_lower=p_low,
         p_upper=p_high,
-        equivalent=bool(p < alpha),
+        equivalent=bool(equivalent),
+        outside=bool(outside),
+        more_items_needed=needed,
     )
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import kappa as kp
 from . import stats as st
-from .alt_test import ALT_MIN_ITEMS, alt_test, human_likeness
+from .alt_test import ALT_MIN_ITEMS, alt_test, alt_test_combined, human_likeness
 from .data import Paired
 from .decision import auroc, decision
 from .verdict import verdict_table
@@ -23,6 +23,8 @@ DEFAULT_MARGIN = 0.5  # points on the 1-10 scale: half the smallest score step a
 DEFAULT_EPSILON = 0.1  # alt-test cost margin for expert scores (the choice; see README)
 DEFAULT_THRESHOLD = 6.0  # decision view: accept when the score is >= this (MLR-Bench's 1-10 scale)
 DEFAULT_SCALE = (1.0, 10.0)
+# Resamples of the equivalence test's item bootstrap (the small-study verdict reads its interval).
+TOST_BOOT = 2000
 # Item-level reasons an item is not compared: in an open campaign these are progress, not faults.
 COVERAGE_KINDS = ("no_human_review", "no_judge_score", "single_review", "pending_judgment")
 HOLM_FAMILIES = (
@@ -139,6 +141,7 @@ def _view_block(
         "rmse": kp.rmse(j, hm, statistic="rmse"),
         "alt_test": alt_test(H, R, j, reviewers, **alt),
         "alt_test_bias_corrected": alt_test(H, R, j - shift, reviewers, statistic="alt_test_bias_corrected", **alt),
+        "alt_test_combined": alt_test_combined(H, R, j, epsilon=ctx["epsilon"], alpha=alpha),
         "human_likeness_z": human_likeness(H, R, j, reviewers, scale),
         "decision_at_threshold": decision(hm, j, ctx["threshold"]),
         "auroc": auroc(hm, j, ctx["threshold"]),
@@ -168,7 +171,7 @@ def _view_block(
         "kendall": st.correlation(j, hm, "kendall"),
         "mad_judge_human_mean": st.mean_record("mad_judge_human_mean", np.abs(j - hm), boot),
         "excess_disagreement": st.mean_record("excess_disagreement", excess, boot),
-        "tost_equivalence": st.tost(excess, margin, alpha),
+        "tost_equivalence": st.tost(excess, margin, alpha, n_boot=TOST_BOOT, seed=ctx["seed"]),
         "alpha_ordinal_with_judge": st.krippendorff_alpha(np.concatenate([H, j[:, None]], axis=1), "ordinal"),
         "alpha_interval_with_judge": a_hj,
         "icc_1_1_with_judge": st.icc(np.stack([h0, h1, j], axis=1), "1,1"),
@@ -259,6 +262,7 @@ def analyse(
             "epsilon": epsilon,
             "threshold": threshold,
             "min_items": min_items,
+            "seed": seed,
             "left_out": left_out,
             "items_total": p.items_total or len(p.items),
         }

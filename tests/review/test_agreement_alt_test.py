@@ -9,11 +9,20 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from review.agreement.alt_test import alt_test, benjamini_yekutieli, human_likeness
+from review.agreement.alt_test import alt_test, alt_test_combined, benjamini_yekutieli, human_likeness
 from review.agreement.data import AgreementData
 from review.agreement.pairing import pair
 from review.agreement.suite import analyse
-from review.agreement.verdict import BIASED, NOT_SHOWN, REPLACE, WORSE, decide
+from review.agreement.verdict import (
+    BIASED,
+    BIASED_ONLY,
+    NOT_SHOWN,
+    REPLACE,
+    SMALL_STUDY,
+    UNDERPOWERED,
+    WORSE,
+    decide,
+)
 
 # item -> {reviewer: score}; judge score per item. Items 6 and 7 have one review only.
 TABLE = {
@@ -189,19 +198,73 @@ def test_the_verdict_says_worse_for_a_judge_that_guesses() -> None:
     assert cell["verdict"] == WORSE and cell["step"] == 4
 
 
-def test_the_verdict_says_not_shown_with_too_few_items_and_says_why() -> None:
-    cell = _cell(_campaign("close", n_items=12))
-    assert cell["verdict"] == NOT_SHOWN and cell["step"] == 1
-    assert "needs at least 30 items per reviewer" in cell["reason"]
+def test_a_small_study_is_decided_by_the_combined_test_and_tost_and_says_so() -> None:
+    # 12 items: no reviewer reaches the per-reviewer test's 30, so the small-study tests decide.
+    close = _cell(_campaign("close", n_items=12))
+    assert close["test"] == SMALL_STUDY and close["verdict"] in (REPLACE, UNDERPOWERED)
+    guessing = _cell(_campaign("random", n_items=12))
+    assert guessing["test"] == SMALL_STUDY and guessing["verdict"] in (WORSE, UNDERPOWERED)
+    shifted = _cell(_campaign("shifted", n_items=12))
+    assert shifted["verdict"] in (BIASED, BIASED_ONLY, WORSE) and "off the human mean" in shifted["reason"]
+
+
+def test_an_underpowered_cell_says_how_many_more_items_would_decide() -> None:
+    view = _records(omega=math.nan, passed=False, worse=math.nan, p_bias=0.4)
+    view["alt_test"]["note"] = "needs at least 30 items per reviewer"
+    view["alt_test_combined"] = _rec(0.1, p=0.3, passed=False, worse=False, p_worse=0.5)
+    view["tost_equivalence"] = _rec(
+        0.3, ci=(-0.1, 0.7), margin=0.5, equivalent=False, outside=False, more_items_needed=42
+    )
+    cell = decide(view, alpha=0.05)
+    assert cell["verdict"] == UNDERPOWERED and cell["step"] == 5
+    assert "about 42 more items would decide it" in cell["reason"]
+    view["tost_equivalence"] = _rec(
+        0.1, ci=(-0.2, 0.3), margin=0.5, equivalent=True, outside=False, more_items_needed=0
+    )
+    view["alt_test_combined"] = _rec(-0.2, p=0.01, passed=True, worse=False, p_worse=0.9)
+    assert decide(view, alpha=0.05)["verdict"] == REPLACE
+    view["tost_equivalence"] = _rec(1.4, ci=(0.9, 1.9), margin=0.5, equivalent=False, outside=True, more_items_needed=0)
+    view["alt_test_combined"] = _rec(0.4, p=0.9, passed=False, worse=False, p_worse=0.2)
+    worse = decide(view, alpha=0.05)
+    assert worse["verdict"] == WORSE and "above the ±0.5 margin" in worse["reason"]
+
+
+def test_the_combined_test_pools_reviewers_per_item() -> None:
+    H, R, j = _arrays(TABLE, JUDGE)
+    rec = alt_test_combined(H, R, j, epsilon=0.1, alpha=0.05)
+    # Items with two or more reviews and a judge score: 0, 1, 2, 3, 4, 5, 8, 9.
+    assert rec["n"]["items"] == 8
+    d = []
+    for i in (0, 1, 2, 3, 4, 5, 8, 9):
+        per = []
+        for who, score in TABLE[i].items():
+            rest = [v for w, v in TABLE[i].items() if w != who]
+            human = -math.sqrt(sum((score - v) ** 2 for v in rest) / len(rest))
+            judge = -math.sqrt(sum((JUDGE[i] - v) ** 2 for v in rest) / len(rest))
+            per.append((human >= judge) - (judge >= human))
+        d.append(sum(per) / len(per))
+    assert rec["estimate"] == pytest.approx(np.mean(d))
+    x = np.array(d) - 0.1
+    x = x[x != 0]
+    assert rec["p_value"] == pytest.approx(sps.wilcoxon(x, alternative="less", method="approx").pvalue)
+
+
+def _rec(est: float, *, p: float = math.nan, ci: tuple[float, float] = (math.nan, math.nan), **extra) -> dict:
+    return {
+        "estimate": est, "p_value": p, "p_holm": math.nan, "note": "", "ci_low": ci[0], "ci_high": ci[1],
+        "extra": extra,
+    }  # fmt: skip
 
 
 def _records(omega: float, passed: bool, worse: float, p_bias: float, shifted: bool = False) -> dict:
     def rec(est: float, **extra) -> dict:
-        return {"estimate": est, "p_value": math.nan, "p_holm": math.nan, "note": "", "extra": extra}
+        return _rec(est, **extra)
 
     return {
         "alt_test": rec(omega, passed=passed, rho=0.6, worse_rate=worse),
         "alt_test_bias_corrected": rec(omega, passed=shifted),
+        "alt_test_combined": rec(math.nan),
+        "tost_equivalence": rec(math.nan),
         "wilcoxon_signed_rank": {**rec(1.0), "p_value": p_bias, "p_holm": p_bias},
         "bias_judge_minus_humans": rec(0.3),
     }
@@ -239,4 +302,6 @@ def test_every_statistic_of_a_tiny_campaign_gives_a_number_or_says_why_not(n_ite
         for key, rec in group.items():
             assert not math.isnan(rec["estimate"]) or rec["note"], (n_items, key)
     (cell,) = result["verdict"]["cells"]
-    assert cell["verdict"] == NOT_SHOWN and "30 items per reviewer" in cell["reason"]
+    assert cell["verdict"] in (NOT_SHOWN, UNDERPOWERED, REPLACE) and cell["reason"]
+    if n_items < 6:  # the small-study tests need six items with two reviews
+        assert cell["verdict"] == NOT_SHOWN and "30 items per reviewer" in cell["reason"]

@@ -240,7 +240,7 @@ def test_it_downloads_reports_that_pin_what_a_reader_needs(client_for, admin_use
     assert {r["criterion"] for r in rows} == set(CRITERIA)
     verdicts = [r for r in rows if r["key"] == "verdict"]  # the verdict leads the CSV too
     assert rows[: len(verdicts)] == verdicts and len(verdicts) == 15
-    assert verdicts[0]["statistic"] == "not shown" and "verdict rule v1" in verdicts[0]["extra"]
+    assert verdicts[0]["statistic"] == "not shown" and "verdict rule v2" in verdicts[0]["extra"]
     assert all("B=100" in r["ci_method"] for r in rows if r["key"] == "mad_judge_human_mean")
     page = download(client, campaign, "html", query).content.decode()
     assert "plotly.js v" in page and "<script src=" not in page

@@ -95,8 +95,18 @@ def test_it_computes_wilcoxon_like_scipy(rng: np.random.Generator) -> None:
     h = j + rng.normal(0.3, 1, 50)
     rec = st.wilcoxon_bias(j, h)
     ref = sps.wilcoxon(j - h)
-    assert rec["estimate"] == pytest.approx(ref.statistic)
+    assert rec["extra"]["signed_rank_statistic"] == pytest.approx(ref.statistic)
     assert rec["p_value"] == pytest.approx(ref.pvalue)
+    d = j - h
+    walsh = [(d[a] + d[b]) / 2 for a in range(len(d)) for b in range(a, len(d))]
+    assert rec["estimate"] == pytest.approx(np.median(walsh))  # Hodges-Lehmann, on the median's scale
+
+
+def test_the_wilcoxon_estimate_agrees_with_the_median_difference_beside_it() -> None:
+    # The released study's case: most differences are 2, the signed-rank statistic 0.
+    rec = st.wilcoxon_bias(np.array([7.0, 8, 7, 8, 7, 6, 8]), np.array([5.0, 6, 5, 6, 5, 4, 5]))
+    assert rec["extra"]["median_difference"] == 2 and rec["estimate"] == 2.0
+    assert rec["extra"]["signed_rank_statistic"] == 0
 
 
 def test_it_computes_correlations_with_fisher_intervals(
