@@ -160,7 +160,11 @@ class Session:
     def start(self) -> Session:
         try:
             self._channel = self._start()
-            self._channel.send(SERVER_SOURCE)
+            try:
+                self._channel.send(SERVER_SOURCE)
+            except OSError as exc:  # the sandbox process died before it read its server: say why
+                why = self._diagnostics().strip()[-2000:] or "no output"
+                raise SandboxError(f"the {self.backend} sandbox exited as it started ({exc}): {why}") from exc
             kind, payload = self._frame(time.monotonic() + 60)
             if kind != b"R":
                 raise SandboxError(f"shell server sent {kind!r} instead of ready")
