@@ -56,3 +56,46 @@ def test_it_lets_a_reviewer_score_a_trajectory_with_a_step_tag(live_server, brow
     assert page.inner_text("#step-2 [data-step-tag-note-text]") == "same edit <b>again</b>"
     assert page.locator("input[data-step-tag-note]").count() == 0
     assert errors == []
+
+
+# WCAG 2.x contrast of every text node's element against the first opaque background behind it.
+CONTRAST_JS = """
+(root) => {
+  const lum = (rgb) => {
+    const [r, g, b] = rgb.map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const parse = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+  const background = (el) => {
+    for (let e = el; e; e = e.parentElement) {
+      const c = parse(getComputedStyle(e).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const out = [];
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const text = walker.currentNode.textContent.trim();
+    const el = walker.currentNode.parentElement;
+    if (!text || !el || !el.getClientRects().length) continue;
+    const fg = parse(getComputedStyle(el).color).slice(0, 3);
+    const [a, b] = [lum(fg), lum(background(el))].sort((x, y) => y - x);
+    out.push({text: text.slice(0, 40), tag: el.tagName, ratio: (a + 0.05) / (b + 0.05)});
+  }
+  return out;
+}
+"""
+
+
+def test_every_text_of_the_reviewers_trajectory_steps_meets_wcag_aa_contrast(live_server, browser, reviewer) -> None:
+    trajectory_campaign([reviewer])
+    a = Assignment.objects.get()
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    _login(page, live_server.url, reviewer)
+    page.goto(f"{live_server.url}/review/a/{a.code}/")
+    page.wait_for_selector("#trajectory-steps")
+    texts = page.eval_on_selector("#trajectory-steps", CONTRAST_JS)
+    assert any(t["tag"] == "PRE" for t in texts)  # the thoughts, actions and outputs were measured
+    low = [t for t in texts if t["ratio"] < 4.5]
+    assert low == [], low
