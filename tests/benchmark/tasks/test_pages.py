@@ -133,7 +133,8 @@ def test_it_shows_a_failed_baseline_and_missing_data(researcher, client_for):
     html = client_for(researcher).get(reverse("benchmark:task_detail", args=[task.code])).content.decode()
     assert "data missing" in html and "/data/blotto/evaluate.py" in html
     assert "Baseline failed: sandbox unavailable" in html
-    assert "Published by MLGym" in html and "-0.248" in html
+    assert "published by mlgym" in html and "-0.24800" in html
+    assert 'data-agrees="not-compared"' in html and "not computed: sandbox unavailable" in html
     listing = client_for(researcher).get(reverse("benchmark:task_list")).content.decode()
     assert "failed" in listing and "data missing" in listing
 
