@@ -128,3 +128,17 @@ def test_it_scores_titanic_against_answers_that_are_the_gender_rule(mlgym, docke
     assert "has no baseline code" in scores["error"]
     (row,) = published_comparison(task)["rows"]
     assert row["agrees"] is None and row["how"].startswith("not computed")
+
+
+def test_its_pages_say_what_is_missing_and_why_a_task_does_not_run(mlgym, researcher, client_for):
+    from django.urls import reverse
+
+    client = client_for(researcher)
+    sat = client.get(reverse("benchmark:task_detail", args=[mlgym("3SATTime").code])).content.decode()
+    assert str(MLGYM_DIR / "data" / "3SATTime" / "data") in sat and "its data is missing" in sat
+    car = client.get(reverse("benchmark:task_detail", args=[mlgym("rlMountainCarContinuous").code])).content.decode()
+    assert "ModelSubmissionTasks" in car and "Launch on this task" not in car
+    titanic = client.get(reverse("benchmark:task_detail", args=[mlgym("titanic").code])).content.decode()
+    assert "Launch on this task" in titanic and "byte for byte its answers" in titanic
+    launch = client.get(reverse("benchmark:run_launch")).content.decode()
+    assert "Titanic Survival Prediction" in launch and "3 SAT Heuristic" not in launch
