@@ -53,10 +53,18 @@ MLGYM_METRICS_INFERRED: dict[str, tuple[str, str]] = {
 MLGYM_WORKSPACE = "/home/agent/workspace"
 # Bumped when the way Referee turns an MLGym task into workspace + evaluator changes: part of
 # every MLGym task's version hash, like the runtime's files.
-ADAPTER_VERSION = b"referee-mlgym-adapter 1"
+ADAPTER_VERSION = b"referee-mlgym-adapter 2"
 # Files in a task's data that decide its score (MLGym's `secret_files` field exists but is unused,
 # so the names are Referee's): they go to the evaluator, never into the agent's workspace.
 ANSWER_NAMES = {"answer.csv", "answers.csv", "ground_truth.csv", "test_labels.csv"}
+# CSV tasks whose answers are one file Referee can keep out of the workspace (workspace-relative, where
+# MLGym's evaluate.py reads it). The others (COCO's captions, CIFAR's labels) keep their test labels
+# inside the dataset the agent is given: not runnable until those are split out.
+CSV_ANSWERS = {
+    "titanicSurvival": "data/ground_truth.csv",
+    "regressionKaggleHousePrice": "data/answer.csv",
+    "regressionKaggleHousePriceL1": "data/answer.csv",
+}
 # The game tasks: the submitted module and the function MLGym's evaluate.py imports from it.
 GAME_MODULE, GAME_FUNCTION = "strategy.py", "row_strategy"
 # Published metrics that measure the machine, not the submission: shown, never compared.
@@ -162,10 +170,16 @@ def _plan(*, task_id: str, data: dict, file: Path, starter: list[str]) -> tuple[
             "monte_carlo_repeats": MONTE_CARLO_REPEATS,
             "sandbox": {"memory_mb": 1024, "cpus": 1.0},
         }, ""
+    if entrypoint == "CSVSubmissionTasks" and task_id not in CSV_ANSWERS:
+        return None, (
+            "its test labels are part of the dataset MLGym puts in the agent's workspace; Referee runs a CSV task "
+            "only where it knows the answer file to keep on the evaluator's side"
+        )
     if entrypoint == "CSVSubmissionTasks":
         scripts = [name for name in baseline_paths if name.endswith(".py") and name in names]
         return {
             "artifacts": ["submission.csv"],
+            "hidden_files": [CSV_ANSWERS[task_id]],
             "submission": None,
             "evaluator": {"dir": "evaluator", "command": CSV_COMMAND, "timeout": 600, "metrics": "stdout"},
             "baseline": {

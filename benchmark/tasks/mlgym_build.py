@@ -134,6 +134,9 @@ def _build(task: Task, root: Path, folder: Path) -> dict:
             shutil.move(path, hidden / relative)
             moved.append(relative.as_posix())
     hidden.mkdir(exist_ok=True)
+    absent = [name for name in config.get("hidden_files", []) if not (hidden / name).is_file()]
+    if absent:
+        raise MlgymBuildError(f"the answer file {absent[0]} was not found in the task's data: nothing to score against")
     sample = config.get("sample_submission")
     withheld = ""
     if sample:

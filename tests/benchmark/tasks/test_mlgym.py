@@ -142,3 +142,18 @@ def test_its_pages_say_what_is_missing_and_why_a_task_does_not_run(mlgym, resear
     assert "Launch on this task" in titanic and "byte for byte its answers" in titanic
     launch = client.get(reverse("benchmark:run_launch")).content.decode()
     assert "Titanic Survival Prediction" in launch and "3 SAT Heuristic" not in launch
+
+
+def test_it_does_not_run_a_csv_task_whose_labels_would_sit_in_the_workspace(mlgym, tmp_path):
+    """COCO with its data present: its captions (the answers) are inside the dataset MLGym hands
+    the agent, so Referee refuses to run it rather than leak them."""
+    root = tmp_path / "mlgym"
+    shutil.copytree(MLGYM_DIR / "configs", root / "configs")
+    shutil.copytree(MLGYM_DIR / "data" / "imageCaptioningCOCO", root / "data" / "imageCaptioningCOCO")
+    data = root / "data" / "imageCaptioningCOCO"
+    data.chmod(0o755)
+    (data / "data").mkdir()
+    (data / "data" / "test_images.parquet").write_bytes(b"captions")
+    task = task_sync(root / "configs" / "tasks" / "imageCaptioningCOCO.yaml")
+    assert task.data_status != Task.DataStatus.MISSING, task.data_detail
+    assert not task.config["runnable"] and "test labels" in task.config["not_runnable_reason"]
