@@ -211,7 +211,8 @@ def _notes(*, root: Path, sample: str | None, datasets: dict[str, dict]) -> list
             if path.name.lower() in ANSWER_NAMES and path.read_bytes() == data:
                 return [
                     f"MLGym's sample submission {sample} is byte for byte its answers "
-                    f"({path.relative_to(root).as_posix()}): Referee keeps it out of the workspace."
+                    f"({path.relative_to(root).as_posix()}): Referee keeps it out of the workspace. A copy of it "
+                    "scores 1.0 against these answers, so a published baseline below 1.0 cannot come from them."
                 ]
     return []
 
