@@ -70,7 +70,8 @@ def mlgym_tasks_sync(stdout: TextIO) -> None:
         return
     tasks, errors = tasks_sync(root)
     missing = sum(1 for task in tasks if task.data_status == Task.DataStatus.MISSING)
-    stdout.write(f"  MLGym tasks: {len(tasks)} loaded from {root} ({missing} with data missing)")
+    runnable = sum(1 for task in tasks if task.config.get("runnable"))
+    stdout.write(f"  MLGym tasks: {len(tasks)} loaded from {root} ({runnable} runnable, {missing} with data missing)")
     for error in errors:
         stdout.write(f"  ! {error}")
 

@@ -16,7 +16,10 @@ from benchmark.tasks.resources import task_gpus
 
 def launchable_tasks() -> Any:
     """Current MLGym-style tasks whose data is on this machine (MLR tasks run in the research pipeline)."""
-    return Task.objects.filter(is_current=True, kind=Task.Kind.MLGYM).exclude(data_status=Task.DataStatus.MISSING)
+    # runnable: an MLGym task may have all its files and still be of a kind Referee does not evaluate.
+    return Task.objects.filter(is_current=True, kind=Task.Kind.MLGYM, config__runnable=True).exclude(
+        data_status=Task.DataStatus.MISSING
+    )
 
 
 class LaunchForm(forms.Form):

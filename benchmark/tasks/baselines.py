@@ -1,9 +1,12 @@
 """A task version's baseline: the task's own baseline command, run like the model-free agent and
 scored through exactly the path a submission takes; stored on that version (a failure as an
-error, never as a number)."""
+error, never as a number), and compared with the baseline its source published (MLGym's
+``baseline_scores``)."""
 
 from __future__ import annotations
 
+import math
+import statistics
 from typing import Any
 
 from django.utils import timezone
@@ -18,18 +21,30 @@ from benchmark.tasks.evaluation import (
 )
 from sandbox import SandboxError, open_session
 
+# Deterministic evaluations must give the published value up to float noise across library versions.
+REL_TOLERANCE = 1e-6
+# Monte-Carlo evaluations: the published value is one run; it agrees when it lies within this many
+# standard deviations of one run (estimated from the repeats) of the repeats' mean.
+SIGMAS = 3.0
+
 
 def baseline_command(task: Task) -> str:
     """What the `baseline` agent runs in the prepared workspace to produce the artifacts."""
     if not task.config.get("runnable"):
         raise TaskNotRunnable(f"task {task.slug} cannot run here: {task.config.get('not_runnable_reason', '')}")
-    return task.config["baseline"]["command"]
+    command = task.config["baseline"]["command"]
+    if not command:
+        raise TaskNotRunnable(f"task {task.slug} has no baseline code (its baseline_paths name no script to run)")
+    return command
 
 
 def baseline_compute(*, task: Task) -> dict[str, Any]:
     """Run the baseline in an agent sandbox, score it on dev and test, store it on this version.
 
-    A failure is stored as an error, never as a number.
+    A task whose evaluation is Monte-Carlo (MLGym's games) is scored ``monte_carlo_repeats``
+    times in all (dev and test count: MLGym scores both on the same games), to measure the spread
+    that the comparison with the published value needs. A failure is stored as an error, never
+    as a number.
     """
     scores: dict[str, Any] = {"version": task.version_hash, "computed_at": timezone.now().isoformat()}
     try:
@@ -45,6 +60,16 @@ def baseline_compute(*, task: Task) -> dict[str, Any]:
             for split in ("dev", "test"):
                 result = submission_evaluate(task=task, session=session, split=split)
                 scores[split] = result.as_dict()
+            repeats = int(task.config.get("monte_carlo_repeats") or 1)
+            if repeats > 1 and not scores["dev"]["error"] and not scores["test"]["error"]:
+                runs = [scores["dev"]["metrics"], scores["test"]["metrics"]]
+                while len(runs) < repeats:
+                    result = submission_evaluate(task=task, session=session, split="test")
+                    if not result.ok:
+                        scores["repeats_error"] = result.error
+                        break
+                    runs.append(result.metrics)
+                scores["repeats"] = runs
         failed = [split for split in ("dev", "test") if scores[split]["error"]]
         scores["error"] = "; ".join(f"{split}: {scores[split]['error']}" for split in failed)
     except (TaskNotRunnable, SandboxError) as exc:
@@ -52,3 +77,65 @@ def baseline_compute(*, task: Task) -> dict[str, Any]:
     task.baseline_scores = scores
     task.save(update_fields=["baseline_scores"])
     return scores
+
+
+def _computed(metrics: dict[str, Any], key: str) -> float | None:
+    """The computed value of a published metric; names compare case-insensitively (MLGym's titanic
+    publishes "Accuracy" and its evaluate.py prints "accuracy")."""
+    for name, value in (metrics or {}).items():
+        if name.lower() == key.lower() and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
+def published_comparison(task: Task) -> dict[str, Any]:
+    """The published baseline beside the computed one, metric by metric, with the verdict.
+
+    Each row: metric, published, computed, agrees (True, False, or None when not compared) and how.
+    ``disagrees`` lists the metrics that were compared and differ."""
+    published = task.config.get("published_baseline_scores") or {}
+    baseline = task.baseline_scores or {}
+    test = baseline.get("test") or {}
+    repeats = baseline.get("repeats") or []
+    machine = set(task.config.get("machine_bound_metrics") or [])
+    rows = []
+    for key, value in published.items():
+        row: dict[str, Any] = {
+            "metric": key,
+            "published": value,
+            "computed": None,
+            "sd": None,
+            "agrees": None,
+            "how": "",
+        }
+        rows.append(row)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            row["how"] = "the published value is not a number"
+            continue
+        if key in machine:
+            row["computed"] = _computed(test.get("metrics") or {}, key)
+            row["how"] = "wall-clock time: it measures the machine, so it is shown, not compared"
+            continue
+        if not test or test.get("error"):
+            row["how"] = "not computed: " + (test.get("error") or baseline.get("error") or "no baseline run yet")
+            continue
+        values = [v for v in (_computed(metrics, key) for metrics in repeats) if v is not None]
+        if len(values) >= 2:
+            mean, sd = statistics.fmean(values), statistics.stdev(values)
+            tolerance = SIGMAS * sd * math.sqrt(1 + 1 / len(values))
+            row["computed"], row["sd"] = mean, sd
+            row["agrees"] = abs(mean - value) <= tolerance
+            row["how"] = (
+                f"Monte-Carlo: mean of {len(values)} evaluations, one evaluation's sd {sd:.3g}; "
+                f"agrees when within {SIGMAS:g} sd (x{math.sqrt(1 + 1 / len(values)):.2f} for the mean's own error)"
+            )
+            continue
+        computed = _computed(test.get("metrics") or {}, key)
+        row["computed"] = computed
+        if computed is None:
+            row["how"] = "the evaluator reported no such metric"
+            row["agrees"] = False
+            continue
+        row["agrees"] = math.isclose(computed, value, rel_tol=REL_TOLERANCE, abs_tol=1e-12)
+        row["how"] = f"deterministic: agrees within a relative {REL_TOLERANCE:g}"
+    return {"rows": rows, "disagrees": [row["metric"] for row in rows if row["agrees"] is False]}

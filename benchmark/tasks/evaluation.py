@@ -63,6 +63,15 @@ def task_folder(task: Task) -> Path:
     if not task.config.get("runnable"):
         reason = task.config.get("not_runnable_reason") or task.data_detail or "its data is missing"
         raise TaskNotRunnable(f"task {task.slug} cannot run here: {reason}")
+    if task.config.get("format") == "mlgym":
+        # MLGym's own task: its folder is built from the checkout (benchmark.tasks.mlgym_build),
+        # which is checked against this version there.
+        from benchmark.tasks.mlgym_build import MlgymBuildError, mlgym_task_folder
+
+        try:
+            return mlgym_task_folder(task)
+        except MlgymBuildError as exc:
+            raise TaskNotRunnable(f"task {task.slug} cannot run here: {exc}") from None
     folder = Path(task.path)
     if not folder.is_dir():
         raise TaskNotRunnable(f"task {task.slug}: folder {folder} is gone")
@@ -141,7 +150,8 @@ def evaluator_spec(task: Task) -> SandboxSpec:
         memory_mb=int(limits.get("memory_mb", 1024)),
         cpus=float(limits.get("cpus", 1.0)),
         labels={"referee.task": task.slug, "referee.role": "evaluator"},
-        workdir=WORKDIR,
+        # MLGym's evaluate.py files read their answers from MLGym's absolute workspace path.
+        workdir=str(task.config.get("evaluator_workdir") or WORKDIR),
         image=task_image(task),
     )
 

@@ -1,4 +1,15 @@
-"""MLGym's own task definitions (``configs/tasks/<name>.yaml`` with ``configs/datasets/*.yaml``).
+"""MLGym's own task definitions (``configs/tasks/<name>.yaml`` with ``configs/datasets/*.yaml``)
+from an MLGym checkout (``MLGYM_DIR``): loaded as Referee tasks, runnable when their data is there.
+
+MLGym copies a task's starter code, evaluation script, opponents and data (answers included)
+into the agent's workspace and runs ``evaluate.py`` in the agent's own shell. Referee splits
+them (benchmark.tasks.mlgym_build): the agent's workspace gets the starter code, the data without
+the answers, and *copies* of ``evaluate.py``/``target.py`` for reading; the evaluator's sandbox
+gets MLGym's ``evaluate.py`` and what it imports (``target.py``), pristine from the checkout, and
+the answers; submitted code (``strategy.py``) runs in a sandbox of its own that the evaluator
+calls over Referee's pipes (``import strategy`` finds a stand-in there). MLGym's scripts print
+their metrics as a JSON line, which the evaluator's output is read for (nothing of the
+submission prints there).
 
 MLGym keeps the priority metric in code, so its table is reproduced here; a file may carry
 ``metric:`` / ``direction:`` keys to say it itself.
@@ -18,22 +29,52 @@ from benchmark.tasks.spec import (
     hash_parts,
     read_yaml,
     relative_field,
+    task_files,
     text_field,
 )
+from sandbox.evaluation import RUNTIME_DIR
 
 # MLGym's priority metric per task id (from its code, as listed in ../shared/mlgym/README.md).
 MLGYM_METRICS: dict[str, tuple[str, str]] = {
     slug: (spec.metric, spec.direction.value) for slug, spec in MLGYM_TASKS.items()
 }
 # Task files MLGym ships that its README table does not cover: Referee's reading of them, marked
-# as such on the task (config["metric_source"]).
+# as such on the task (config["metric_source"]). titanic's evaluate.py prints "accuracy"
+# (lower case) although its baseline_scores say "Accuracy".
 MLGYM_METRICS_INFERRED: dict[str, tuple[str, str]] = {
     "regressionKaggleHousePriceL1": ("r2", "max"),
     "regressionHousePrice": ("r2", "max"),
     "regressionHousingPrice": ("r2", "max"),
     "rlMountainCarContinuousReinforce": ("Reward Mean", "max"),
-    "titanicSurvival": ("Accuracy", "max"),
+    "titanicSurvival": ("accuracy", "max"),
 }
+
+# Where MLGym's scripts expect the workspace (its evaluate.py files use this absolute path).
+MLGYM_WORKSPACE = "/home/agent/workspace"
+# Bumped when the way Referee turns an MLGym task into workspace + evaluator changes: part of
+# every MLGym task's version hash, like the runtime's files.
+ADAPTER_VERSION = b"referee-mlgym-adapter 2"
+# Files in a task's data that decide its score (MLGym's `secret_files` field exists but is unused,
+# so the names are Referee's): they go to the evaluator, never into the agent's workspace.
+ANSWER_NAMES = {"answer.csv", "answers.csv", "ground_truth.csv", "test_labels.csv"}
+# CSV tasks whose answers are one file Referee can keep out of the workspace (workspace-relative, where
+# MLGym's evaluate.py reads it). The others (COCO's captions, CIFAR's labels) keep their test labels
+# inside the dataset the agent is given: not runnable until those are split out.
+CSV_ANSWERS = {
+    "titanicSurvival": "data/ground_truth.csv",
+    "regressionKaggleHousePrice": "data/answer.csv",
+    "regressionKaggleHousePriceL1": "data/answer.csv",
+}
+# The game tasks: the submitted module and the function MLGym's evaluate.py imports from it.
+GAME_MODULE, GAME_FUNCTION = "strategy.py", "row_strategy"
+# Published metrics that measure the machine, not the submission: shown, never compared.
+MACHINE_BOUND = {"Time"}
+# MLGym's Monte-Carlo evaluations (unseeded): their baselines are repeated to measure the spread.
+MONTE_CARLO_REPEATS = 5
+# Files above this size are identified by size and mtime in the version hash, not read whole.
+HASH_BYTES_LIMIT = 16 << 20
+CSV_COMMAND = "cp -R /evaluator/hidden/. . && python3 /evaluator/evaluate.py --submission_file submission.csv"
+GAME_COMMAND = "python3 /evaluator/evaluate.py"
 
 
 # -- MLGym task definitions ------------------------------------------------------------------
@@ -69,11 +110,137 @@ def _mlgym_dataset(configs_dir: Path, reference: str, file: Path) -> tuple[dict 
     return dataset, ""
 
 
+def _split_generator(root: Path, data_path: str) -> Path | None:
+    """MLGym's own split script for a dataset it makes at set-up (house prices): the data folder's
+    sibling ``_helpers/_generate_split.py``, which writes ``../data/*`` from ``_helpers/``."""
+    script = (root / data_path).parent / "_helpers" / "_generate_split.py"
+    return script if script.is_file() else None
+
+
+def _task_dir(root: Path, starter: list[str], datasets: dict[str, dict]) -> Path | None:
+    """The task's folder in the checkout (``data/<task>``): where its starter code lives."""
+    for path in starter:
+        parts = Path(path).parts
+        if len(parts) >= 2 and parts[0] == "data":
+            return root / parts[0] / parts[1]
+    for dataset in datasets.values():
+        parts = Path(dataset["data_path"]).parts
+        if dataset.get("is_local", True) and len(parts) >= 2 and parts[0] == "data":
+            return root / parts[0] / parts[1]
+    return None
+
+
+def _file_parts(folder: Path, label: str) -> list[bytes]:
+    """Every file of folder (name and bytes; size and mtime for big files) for the version hash."""
+    parts = []
+    for path in task_files(folder):
+        name = f"{label}/{path.relative_to(folder).as_posix()}".encode()
+        stat = path.stat()
+        if stat.st_size > HASH_BYTES_LIMIT:
+            parts.append(name + f" size={stat.st_size} mtime={stat.st_mtime_ns}".encode())
+        else:
+            parts += [name, path.read_bytes()]
+    return parts
+
+
+def _plan(*, task_id: str, data: dict, file: Path, starter: list[str]) -> tuple[dict | None, str]:
+    """How Referee evaluates this task behind its walls: (config fragment, or None and why not)."""
+    entrypoint = data.get("task_entrypoint") or ""
+    names = [Path(path).name for path in starter]
+    evaluation = [Path(path).name for path in _string_list(data, file, "evaluation_paths")]
+    if evaluation != ["evaluate.py"] or "evaluate.py" not in names:
+        return None, "Referee runs MLGym tasks whose evaluation is one evaluate.py among the starter code"
+    baseline_paths = [Path(path).name for path in data.get("baseline_paths") or []]
+    timeout = data.get("training_timeout") or 1800
+    if entrypoint == "PythonSubmissionTasks" and GAME_MODULE in names:
+        return {
+            "artifacts": [GAME_MODULE],
+            "submission": {
+                "module": GAME_MODULE,
+                "functions": [GAME_FUNCTION],
+                "files": [GAME_MODULE],
+                "call_timeout": 5.0,
+                "load_timeout": 60.0,
+                "max_reply_bytes": 1 << 20,
+                "stub": True,
+            },
+            "evaluator": {"dir": "evaluator", "command": GAME_COMMAND, "timeout": 900, "metrics": "stdout"},
+            # The starter strategy is MLGym's baseline (baseline_paths names evaluate.py itself).
+            "baseline": {"dir": None, "command": f"python3 -c 'import {GAME_MODULE[:-3]}'", "timeout": 120},
+            "monte_carlo_repeats": MONTE_CARLO_REPEATS,
+            "sandbox": {"memory_mb": 1024, "cpus": 1.0},
+        }, ""
+    if entrypoint == "CSVSubmissionTasks" and task_id not in CSV_ANSWERS:
+        return None, (
+            "its test labels are part of the dataset MLGym puts in the agent's workspace; Referee runs a CSV task "
+            "only where it knows the answer file to keep on the evaluator's side"
+        )
+    if entrypoint == "CSVSubmissionTasks":
+        scripts = [name for name in baseline_paths if name.endswith(".py") and name in names]
+        return {
+            "artifacts": ["submission.csv"],
+            "hidden_files": [CSV_ANSWERS[task_id]],
+            "submission": None,
+            "evaluator": {"dir": "evaluator", "command": CSV_COMMAND, "timeout": 600, "metrics": "stdout"},
+            "baseline": {
+                "dir": None,
+                "command": f"python3 {scripts[0]}" if scripts else "",
+                "timeout": min(int(timeout), 3600),
+            },
+            "monte_carlo_repeats": 1,
+            "sandbox": {"memory_mb": 4096, "cpus": 1.0},
+        }, ""
+    if task_id == "3SATTime":
+        return None, (
+            "its heuristic_fn takes dicts keyed by integers (assignments, conflict counts), which Referee's "
+            "JSON call protocol between the evaluator and the submission's sandbox cannot pass unchanged"
+        )
+    return None, f"Referee does not yet evaluate MLGym's {entrypoint or 'unnamed'} tasks behind its walls"
+
+
+def _notes(*, root: Path, sample: str | None, datasets: dict[str, dict]) -> list[str]:
+    """What the task page says about the released data beyond what is missing."""
+    if not sample or not (root / sample).is_file():
+        return []
+    data = (root / sample).read_bytes()
+    for dataset in datasets.values():
+        folder = root / dataset["data_path"]
+        if not dataset.get("is_local", True) or not folder.is_dir():
+            continue
+        for path in task_files(folder):
+            if path.name.lower() in ANSWER_NAMES and path.read_bytes() == data:
+                return [
+                    f"MLGym's sample submission {sample} is byte for byte its answers "
+                    f"({path.relative_to(root).as_posix()}): Referee keeps it out of the workspace. A copy of it "
+                    "scores 1.0 against these answers, so a published baseline below 1.0 cannot come from them."
+                ]
+    return []
+
+
+def _why_not(*, runnable: bool, missing: list[str], plan_note: str) -> str:
+    if runnable:
+        return ""
+    if missing and plan_note:
+        return f"its data is missing on this machine (see Data), and {plan_note}"
+    return plan_note or "its data is missing on this machine (see Data)"
+
+
+def _requirement_lines(root: Path, relative: object) -> list[str]:
+    """The pip lines of a task's `requirements_path` (MLGym's RL tasks), [] when it names none."""
+    if not isinstance(relative, str) or not relative.strip():
+        return []
+    path = root / relative
+    if not path.is_file():
+        return []
+    return [line.strip() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
+
+
 def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
     """Load one of MLGym's ``configs/tasks/*.yaml``; code and data are looked up under mlgym_dir.
 
-    MLGym's released data has no code files, so these tasks usually load as data "missing"
-    (saying which paths): they are listed, compared and used by imported trajectories, but not run.
+    A task whose starter code and data are in the checkout, and whose kind Referee evaluates, is
+    runnable (built on first use, benchmark.tasks.mlgym_build); otherwise it loads as data
+    "missing" or not runnable, saying exactly what is missing and where it was looked for.
     """
     file = Path(file).resolve()
     configs_dir = file.parent.parent
@@ -92,23 +259,28 @@ def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
     elif task_id in MLGYM_METRICS_INFERRED:
         (metric, direction), metric_source = (
             MLGYM_METRICS_INFERRED[task_id],
-            "inferred by Referee (not in MLGym's table)",
+            "inferred by Referee (not in MLGym's table; the name its evaluate.py prints)",
         )
     else:
         raise TaskFormatError(file, "metric", f"no metric is known for task id {task_id!r}: add metric: and direction:")
 
     for name in ("starter_code", "baseline_paths", "evaluation_paths"):
         _string_list(data, file, name)
+    starter = _string_list(data, file, "starter_code")
     baseline_scores = data.get("baseline_scores", [])
     if not isinstance(baseline_scores, list) or not all(isinstance(item, dict) for item in baseline_scores):
         raise TaskFormatError(file, "baseline_scores", "must be a list of metric mappings")
     timeout = data.get("training_timeout")
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int)):
         raise TaskFormatError(file, "training_timeout", f"must be whole seconds, not {timeout!r}")
+    sample = data.get("sample_submission")
+    if sample is not None:
+        sample = relative_field(sample, file, "sample_submission")
 
     missing: list[str] = []
     datasets: dict[str, dict] = {}
-    parts = [file.read_bytes()]
+    generated: dict[str, str] = {}  # dataset data_path -> MLGym's script that makes it
+    parts = [ADAPTER_VERSION, file.read_bytes()]
     docs = []
     for reference in _string_list(data, file, "dataset_configs"):
         dataset, note = _mlgym_dataset(configs_dir, reference, file)
@@ -119,38 +291,85 @@ def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
         parts.append((configs_dir / reference).read_bytes())
         docs.append(f"{dataset['name']}:\n{(dataset.get('description') or '').strip()}")
         if dataset.get("is_local", True):
-            if not (root / dataset["data_path"]).exists():
-                missing.append(f"dataset {dataset['name']}: {root / dataset['data_path']}")
+            path = root / dataset["data_path"]
+            generator = _split_generator(root, dataset["data_path"])
+            if path.exists():
+                parts += _file_parts(path, dataset["data_path"])
+            elif generator is not None:
+                generated[dataset["data_path"]] = generator.relative_to(root).as_posix()
+            else:
+                missing.append(f"dataset {dataset['name']}: put its files in {path}")
         else:
             missing.append(
                 f"dataset {dataset['name']}: Hugging Face dataset {dataset['data_path']} (no downloads here)"
             )
-    for path in _string_list(data, file, "starter_code"):
+    for path in starter:
         if not (root / path).exists():
             missing.append(f"starter code: {root / path}")
+    if sample and not (root / sample).is_file():
+        missing.append(f"sample submission: {root / sample}")
+    task_dir = _task_dir(root, starter, datasets)
+    if task_dir is not None and task_dir.is_dir():
+        parts += _file_parts(task_dir, task_dir.relative_to(root).as_posix())
     description = description.replace("{dataset_docs}", "\n\n".join(docs) or "(no dataset)")
 
+    notes = _notes(root=root, sample=sample, datasets=datasets)
+    for data_path, script in generated.items():
+        notes.append(
+            f"{data_path} is made at build time by MLGym's own {script}, in a sandbox; its answers stay with "
+            "the evaluator. The script's df.drop(columns=..., axis=1) is refused by pandas 3 (the sandbox "
+            "image's), so it runs with a shim that drops the redundant axis (benchmark/tasks/mlgym_compat)."
+        )
+    plan, not_runnable = _plan(task_id=task_id, data=data, file=file, starter=starter)
     if missing:
         data_status = Task.DataStatus.MISSING
     else:
         data_status = Task.DataStatus.OK if datasets else Task.DataStatus.NOT_NEEDED
     data_detail = "\n".join(missing)
+    runnable = plan is not None and not missing
+    if generated:
+        parts.append((Path(__file__).resolve().parent / "mlgym_compat" / "sitecustomize.py").read_bytes())
+    if plan is not None:
+        parts += [
+            (f"(referee runtime)/{p.relative_to(RUNTIME_DIR).as_posix()}").encode() for p in task_files(RUNTIME_DIR)
+        ]
+        parts += [p.read_bytes() for p in task_files(RUNTIME_DIR)]
     # Data appearing on the machine is a new version: the row's data status is part of what it is.
     parts.append(f"{data_status}\n{data_detail}".encode())
 
     config = {
         "format": "mlgym",
-        # Running MLGym's own code needs its repository; Referee only lists these tasks.
-        "runnable": False,
-        "not_runnable_reason": "MLGym's task code and data are not part of the released data on this machine",
+        "runnable": runnable,
+        "not_runnable_reason": _why_not(runnable=runnable, missing=missing, plan_note=not_runnable),
         "mlgym_id": task_id,
+        "mlgym_root": str(root),
+        "task_dir": task_dir.relative_to(root).as_posix() if task_dir is not None else "",
         "metric_source": metric_source,
         "published_baseline_scores": baseline_scores[0] if baseline_scores else {},
+        "machine_bound_metrics": sorted(MACHINE_BOUND & set(baseline_scores[0] if baseline_scores else {})),
         "task_entrypoint": data.get("task_entrypoint", ""),
         "training_timeout": timeout,
+        "memory_path": data.get("memory_path") or "",
+        "sample_submission": sample or "",
+        "generated_data": generated,
+        "notes": notes,
         "mlgym": data,
         "datasets": datasets,
+        "workspace_dir": "workspace",
+        "evaluator_workdir": MLGYM_WORKSPACE,
     }
+    requirements = _requirement_lines(root, data.get("requirements_path"))
+    if requirements:  # the task's own packages: an image variant of the sandbox image (sandbox.variants)
+        config["requirements"] = requirements
+        parts.append("\n".join(requirements).encode())
+    if plan is not None:
+        config.update(plan)
+    if runnable:
+        description += (
+            "\n\n(Referee) Scoring never reads your workspace's evaluate.py or target.py: they are copies for "
+            "reading. `validate` and `submit` run MLGym's pristine evaluator in a separate sandbox with the hidden "
+            f"answers, on {', '.join(config['artifacts'])} only; as in MLGym, both score the same test data."
+        )
     return TaskSpec(
         slug=_mlgym_slug(file, task_id),
         title=title,

@@ -17,6 +17,7 @@ from benchmark.markdown import markdown_html
 from benchmark.models import Run, Task
 from benchmark.runs.forms import launchable_tasks
 from benchmark.runs.permissions import visible_runs
+from benchmark.tasks.baselines import published_comparison
 from benchmark.tasks.resources import task_gpus, task_requirements
 from sandbox import conf as sandbox_conf
 from sandbox.variants import variant_state
@@ -111,7 +112,7 @@ def task_detail(request: HttpRequest, code) -> HttpResponse:  # type: ignore[no-
         "versions": versions,
         "baseline": baseline,
         "baseline_splits": splits,
-        "published_baseline": task.config.get("published_baseline_scores") or {},
+        "published": published_comparison(task) if task.config.get("published_baseline_scores") else None,
         "launch_url": _launch_url(task),
         "runs": runs.order_by("-created_at")[:RUNS_SHOWN],
         "run_count": runs.count(),

@@ -31,6 +31,8 @@ class Command(BaseCommand):
             tasks, errors = tasks_sync(root)
             for task in tasks:
                 note = f" (data missing: {task.data_detail.splitlines()[0]})" if task.data_status == "missing" else ""
+                if not note and not task.config.get("runnable"):
+                    note = f" (not runnable: {task.config.get('not_runnable_reason', '')})"
                 self.stdout.write(f"{task.slug}@{task.version_hash[:8]} {task.metric} ({task.direction}){note}")
             for error in errors:
                 self.stderr.write(str(error))

@@ -133,7 +133,8 @@ def test_it_shows_a_failed_baseline_and_missing_data(researcher, client_for):
     html = client_for(researcher).get(reverse("benchmark:task_detail", args=[task.code])).content.decode()
     assert "data missing" in html and "/data/blotto/evaluate.py" in html
     assert "Baseline failed: sandbox unavailable" in html
-    assert "Published by MLGym" in html and "-0.248" in html
+    assert "published by mlgym" in html and "-0.24800" in html
+    assert 'data-agrees="not-compared"' in html and "not computed: sandbox unavailable" in html
     listing = client_for(researcher).get(reverse("benchmark:task_list")).content.decode()
     assert "failed" in listing and "data missing" in listing
 
@@ -143,3 +144,40 @@ def test_it_lists_only_current_versions(researcher, client_for):
     make_task(title="New title")
     html = client_for(researcher).get(reverse("benchmark:task_list")).content.decode()
     assert "New title" in html and "Old title" not in html
+
+
+def test_it_shows_the_published_baseline_beside_the_computed_one_and_says_where_they_disagree(researcher, client_for):
+    repeats = [{"Score": 1.02}, {"Score": 1.03}, {"Score": 1.025}]
+    task = make_task(
+        slug="battleOfSexes",
+        source="mlgym",
+        metric="Score",
+        baseline_scores={"test": {"metrics": {"Score": 1.03}, "primary": 1.03, "error": ""}, "repeats": repeats},
+        config={"runnable": True, "published_baseline_scores": {"Score": 1.0226699}},
+    )
+    html = client_for(researcher).get(reverse("benchmark:task_detail", args=[task.code])).content.decode()
+    assert 'data-metric="Score" data-agrees="yes"' in html and "1.02267" in html and "1.02500" in html
+    assert "published-disagrees" not in html
+
+    task.baseline_scores = {**task.baseline_scores, "repeats": [{"Score": 1.5}, {"Score": 1.51}, {"Score": 1.49}]}
+    task.save()
+    html = client_for(researcher).get(reverse("benchmark:task_detail", args=[task.code])).content.decode()
+    assert 'data-agrees="no"' in html and "disagrees with the published one on Score" in html
+
+
+def test_it_compares_deterministic_and_machine_bound_metrics_as_such(researcher, client_for):
+    task = make_task(
+        slug="sat",
+        source="mlgym",
+        metric="Time",
+        baseline_scores={"test": {"metrics": {"Time": 3.2, "Correct": 24000.0, "Incorrect": 1.0}, "error": ""}},
+        config={
+            "runnable": True,
+            "machine_bound_metrics": ["Time"],
+            "published_baseline_scores": {"Time": 16.158, "Correct": 24000, "Incorrect": 0},
+        },
+    )
+    html = client_for(researcher).get(reverse("benchmark:task_detail", args=[task.code])).content.decode()
+    assert 'data-metric="Time" data-agrees="not-compared"' in html
+    assert 'data-metric="Correct" data-agrees="yes"' in html and 'data-metric="Incorrect" data-agrees="no"' in html
+    assert "disagrees with the published one on Incorrect" in html
