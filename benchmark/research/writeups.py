@@ -256,3 +256,24 @@ def _finish_run(run: ResearchRun, own: list[Artifact], faults: list[str]) -> Non
     run.status = ResearchRun.Status.FAILED if failed else ResearchRun.Status.FINISHED
     run.error = f"missing in the release: {', '.join(failed)}" if failed else ""
     run.save()
+
+
+def writeup_artifacts(stage: str) -> dict[tuple[str, str], list[Artifact]]:
+    """(task slug, agent or writing model) -> the runs' own `experiment` or `paper` artifacts, for attaching reviews.
+
+    A list: two coding agents' folders can each hold a paper by the same writing model on a task.
+    """
+    rows = (
+        Artifact.objects.filter(
+            stage=stage,
+            research_run__source=ResearchRun.Source.STEPWISE,
+            research_run__stages=[stage],
+            research_run__settings__release_path__startswith=f"{WRITEUPS_DIR}/",
+        )
+        .select_related("research_run__task")
+        .only("pk", "stage", "research_run__backbone", "research_run__settings", "research_run__task__slug")
+    )
+    out: dict[tuple[str, str], list[Artifact]] = {}
+    for artifact in rows:
+        out.setdefault((artifact.research_run.task.slug, artifact.research_run.backbone), []).append(artifact)
+    return out

@@ -10,6 +10,7 @@ import pytest
 from django.core.management import call_command
 
 from benchmark.models import ResearchRun
+from benchmark.research.writeups import import_writeups
 from judge.mlr_reviews import import_mlr_reviews, judge_label
 from judge.models import Judgment
 from tests.judge.factories import make_artifact, make_research_run, make_task
@@ -46,14 +47,19 @@ def test_it_labels_the_released_judges_faithfully():
 
 
 @needs_data
-def test_it_imports_the_60_released_reviews_once():
+def test_it_imports_every_released_review_once_under_its_stage_rubric_and_condition(settings, tmp_path):
+    settings.MEDIA_ROOT = str(tmp_path / "media")
     papers = _released_papers()
+    import_writeups(SHARED, stdout=io.StringIO())  # the stepwise experiments and papers the stage reviews are of
     out = io.StringIO()
     report = import_mlr_reviews(SHARED, stdout=out)
-    assert (report.created, report.failed, report.problems) == (60, 0, [])
-    assert Judgment.objects.filter(source="mlrbench", status="succeeded").count() == 60
+    assert (report.created, report.failed, report.problems) == (150, 0, [])
+    assert report.per_stage == {"end2end": 60, "end2end without code": 10, "experiment": 20, "writing": 60}
+    assert Judgment.objects.filter(source="mlrbench", status="succeeded").count() == 150
     assert set(Judgment.objects.values_list("judge_model", flat=True)) == {CLAUDE_JUDGE, GEMINI_JUDGE}
-    judgment = Judgment.objects.get(artifact=papers[("iclr2025_bi_align", "claude")], judge_model=CLAUDE_JUDGE)
+    judgment = Judgment.objects.get(
+        artifact=papers[("iclr2025_bi_align", "claude")], judge_model=CLAUDE_JUDGE, with_supplementary=True
+    )
     released = json.loads(
         (
             SHARED / "agent_reviews/subset_reviews_claude-3-7-sonnet-20250219/iclr2025_bi_align/review_claude.json"
@@ -63,10 +69,53 @@ def test_it_imports_the_60_released_reviews_once():
     assert judgment.score_of("novelty") == released["Novelty"]["score"]
     assert judgment.score_of("confidence") == released["Confidence"]
     assert judgment.scores["overall"]["strengths"] == released["Overall"]["strengths"]
-    assert judgment.raw_reply.startswith("{") and judgment.source_path.endswith("review_claude.json")
+    assert judgment.raw_reply.startswith("{")
+    assert judgment.source_path == (
+        "agent_reviews/subset_reviews_claude-3-7-sonnet-20250219/iclr2025_bi_align/review_claude.json"
+    )  # relative to the release: the same file from another clone is the same judgment
+
+    # The no-code ablation: the same paper, the same judge, a second judgment marked as without the code.
+    o4 = papers[("iclr2025_bi_align", "o4-mini")]
+    with_code, without = (
+        Judgment.objects.get(artifact=o4, judge_model=CLAUDE_JUDGE, with_supplementary=flag) for flag in (True, False)
+    )
+    no_code = json.loads(
+        (SHARED / "agent_reviews/subset_reviews_claude-3-7-sonnet-20250219/iclr2025_bi_align/review_o4-mini_no_code.json")
+        .read_text()
+    )  # fmt: skip
+    assert without.score_of("overall") == no_code["Overall"]["score"] and without.rubric == with_code.rubric
+    assert without.source_path.endswith("review_o4-mini_no_code.json")
+
+    # Experiment-stage reviews, of Claude Code's stepwise experiment, under the experiment rubric: the
+    # hallucination verdict is the flag. Gemini flags 8 of the 10 experiments, Claude 1.
+    experiments = Judgment.objects.filter(rubric__stage="experiment")
+    assert {j.artifact.research_run.backbone for j in experiments} == {"claude"}
+    assert all(j.artifact.stage == "experiment" and j.with_supplementary for j in experiments)
+    flagged = {
+        judge: sum(j.score_of("hallucination") == 1 for j in experiments.filter(judge_model=judge))
+        for judge in (CLAUDE_JUDGE, GEMINI_JUDGE)
+    }
+    assert flagged == {CLAUDE_JUDGE: 1, GEMINI_JUDGE: 8}
+    bi_align = experiments.get(judge_model=CLAUDE_JUDGE, artifact__research_run__task__slug="iclr2025_bi_align")
+    released = json.loads(
+        (SHARED / "agent_reviews/subset_reviews_claude-3-7-sonnet-20250219/iclr2025_bi_align/experiments/claude.json")
+        .read_text()
+    )  # fmt: skip
+    assert bi_align.scores["hallucination"]["justification"] == released["Hallucination"]["details"]
+    assert bi_align.score_of("insightfulness") == released["Insightfulness"]["score"]
+    assert bi_align.score_of("overall") == released["OverallAssessment"]["score"]
+    assert any("OverallAssessment" in r for r in bi_align.repairs)
+
+    # Writing-stage reviews, of each writing model's paper, under the writing rubric.
+    writing = Judgment.objects.filter(rubric__stage="writing")
+    assert {j.artifact.research_run.backbone for j in writing} == {
+        "claude-3-7-sonnet-20250219", "gemini-2.5-pro-preview", "o4-mini-2025-04-16"
+    }  # fmt: skip
+    assert all(j.artifact.research_run.stages == ["paper"] and not j.with_supplementary for j in writing)
+
     again = import_mlr_reviews(SHARED)
-    assert (again.created, again.updated, again.unchanged) == (0, 0, 60)
-    assert Judgment.objects.count() == 60
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 150)
+    assert Judgment.objects.count() == 150
 
 
 def test_it_reports_missing_malformed_and_orphan_files_and_keeps_the_rest(tmp_path):
@@ -88,7 +137,7 @@ def test_it_reports_missing_malformed_and_orphan_files_and_keeps_the_rest(tmp_pa
     assert (report.created, report.failed) == (3, 2)
     problems = "\n".join(report.problems)
     assert "iclr2025_a/review_gemini.json: no imported paper for task 'iclr2025_a', backbone 'gemini'" in problems
-    assert "notes.txt: not a review_<backbone>.json file" in problems
+    assert "notes.txt: a file no importer reads" in problems
     assert "iclr2025_b/review_claude.json: kept as a failed judgment: the JSON object is not closed" in problems
     assert "novelty.score: Input should be less than or equal to 10 (got 12)" in problems
     assert "subset_reviews_claude-3-7-sonnet-20250219/iclr2025_b/review_claude.json: missing" in problems
