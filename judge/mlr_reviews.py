@@ -4,7 +4,10 @@ Layout (the MLR-Bench repository's, also ../shared/mlrbench), per judge and task
     agent_reviews/subset_reviews_<judge>/<task>/review_<backbone>.json          end-to-end review of
         MLR-Agent's paper (end-to-end rubric; the judge was given the code)
     .../<task>/review_<backbone>_no_code.json                                   the same paper reviewed
-        without the code: the paper's ablation, kept as its own condition (with_supplementary=False)
+        without the code: the paper's ablation, kept as its own condition: judgments with
+        with_supplementary=False of a finished judge experiment per judge ("MLR-Bench ablation: <judge>
+        without code", its gold set the ablation's papers), so panels, leaderboards and campaign
+        agreement (which read `experiment IS NULL`) never mix them with the reviews made with code
     .../<task>/experiments/<coding agent>.json                                  experiment-stage review of
         the stepwise experiment (experiment rubric: hallucination flag, then scores)
     .../<task>/paper/<writing model>.json                                       writing-stage review of the
@@ -33,7 +36,8 @@ from django.utils import timezone
 
 from benchmark.models import Artifact, ResearchRun
 from benchmark.research.writeups import writeup_artifacts
-from judge.models import Judgment, Rubric
+from judge.experiments import gold_set_create
+from judge.models import GoldSet, JudgeConfig, JudgeExperiment, Judgment, Rubric
 from judge.parsing import ReplyError, reply_parse
 from judge.rubrics import rubric_load_defaults
 
@@ -149,6 +153,7 @@ def store_judgment(
     text: str,
     with_supplementary: bool,
     report: ReviewImportReport,
+    experiment: JudgeExperiment | None = None,
 ) -> None:
     """Create, update or keep the imported judgment of (artifact, rubric, judge, condition) from a file's text."""
     adapted, notes = released_reply(text)
@@ -172,12 +177,11 @@ def store_judgment(
         "judge_model": judge_model,
         "source": Judgment.Source.MLRBENCH,
         "with_supplementary": with_supplementary,  # with and without the code are two conditions, two judgments
-        "experiment__isnull": True,
+        "experiment": experiment,
     }
     with transaction.atomic():
         existing = Judgment.objects.select_for_update().filter(**key).first()
         if existing is None:
-            key.pop("experiment__isnull")
             Judgment.objects.create(**key, finished_at=timezone.now(), **values)
             report.created += 1
             return
@@ -203,6 +207,44 @@ class _Indexes:
     papers: dict[tuple[str, str], Artifact]
     stages: dict[str, dict[tuple[str, str], list[Artifact]]]  # artifact stage -> (slug, name) -> artifacts
     rubrics: dict[str, Rubric]
+    ablation: list[tuple[str, Artifact, Path, str]] = field(default_factory=list)  # (judge, paper, file, text)
+
+
+ABLATION_GOLD_SET = "MLR-Bench ablation: papers reviewed without code"
+
+
+def ablation_experiment(*, judge_model: str, rubric: Rubric, papers: list[Artifact]) -> JudgeExperiment:
+    """The finished judge experiment that holds one judge's released no-code reviews (created once)."""
+    ids = sorted({p.pk for p in papers})
+    gold = next(
+        (
+            g
+            for g in GoldSet.objects.filter(name__startswith=ABLATION_GOLD_SET)
+            if sorted(g.artifacts.values_list("pk", flat=True)) == ids
+        ),
+        None,
+    )  # a gold set is never edited: a release with other no-code reviews gets a new one
+    if gold is None:
+        taken = GoldSet.objects.filter(name__startswith=ABLATION_GOLD_SET).count()
+        gold = gold_set_create(
+            name=ABLATION_GOLD_SET + (f" ({taken + 1})" if taken else ""),
+            stage=Artifact.Stage.PAPER,
+            artifact_ids=ids,
+            reference_label="MLR-Bench release, agent_reviews/subset_reviews_<judge>/<task>/review_<backbone>_no_code.json",
+        )
+    config, _ = JudgeConfig.objects.get_or_create(
+        name=f"MLR-Bench ablation: {judge_model} without code",
+        judge_model=judge_model,
+        rubric=rubric,
+        defaults={"with_supplementary": False, "temperature": 0.0},
+    )
+    experiment, _ = JudgeExperiment.objects.get_or_create(
+        config=config,
+        gold_set=gold,
+        kind=JudgeExperiment.Kind.RATING,
+        defaults={"repeats": 1, "status": JudgeExperiment.Status.FINISHED, "finished_at": timezone.now()},
+    )
+    return experiment
 
 
 def import_mlr_reviews(root: Path | str, *, stdout: TextIO | None = None) -> ReviewImportReport:
@@ -227,7 +269,21 @@ def import_mlr_reviews(root: Path | str, *, stdout: TextIO | None = None) -> Rev
         report.problems.append(f"{reviews}: no subset_reviews_<judge> folders")
     for judge_dir in judge_dirs:
         _import_judge(judge_dir=judge_dir, root=root, indexes=indexes, report=report)
+    _import_ablation(root=root, indexes=indexes, report=report)
     return _finish(report, stdout)
+
+
+def _import_ablation(*, root: Path, indexes: _Indexes, report: ReviewImportReport) -> None:
+    rubric = indexes.rubrics[Rubric.Stage.END_TO_END]
+    for judge_model in sorted({judge for judge, _, _, _ in indexes.ablation}):
+        items = [(paper, path, text) for judge, paper, path, text in indexes.ablation if judge == judge_model]
+        with transaction.atomic():
+            experiment = ablation_experiment(judge_model=judge_model, rubric=rubric, papers=[p for p, _, _ in items])
+        for paper, path, text in items:
+            store_judgment(
+                artifact=paper, rubric=rubric, judge_model=judge_model, path=path, root=root, text=text,
+                with_supplementary=False, report=report, experiment=experiment,
+            )  # fmt: skip
 
 
 def _import_judge(*, judge_dir: Path, root: Path, indexes: _Indexes, report: ReviewImportReport) -> None:
@@ -270,6 +326,7 @@ def _import_end2end(
     *, path: Path, task: str, match: re.Match, judge_model: str, root: Path, indexes: _Indexes,
     seen: set[tuple[str, str]], report: ReviewImportReport,
 ) -> None:  # fmt: skip
+    """A review_<backbone>.json (with code) is stored now; a _no_code one is kept for the ablation's experiment."""
     with_code = not match["no_code"]
     key = (task, match["backbone"])
     if with_code:
@@ -282,6 +339,9 @@ def _import_end2end(
     if text is None:
         return
     report.count("end2end" if with_code else "end2end without code")
+    if not with_code:  # stored after every judge's folder is read: one experiment per judge holds them
+        indexes.ablation.append((judge_model, artifact, path, text))
+        return
     store_judgment(
         artifact=artifact, rubric=indexes.rubrics[Rubric.Stage.END_TO_END], judge_model=judge_model, path=path,
         root=root, text=text, with_supplementary=with_code, report=report,

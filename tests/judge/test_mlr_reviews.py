@@ -1,6 +1,5 @@
 """Importing MLR-Bench's released end-to-end reviews as judgments of the imported papers."""
 
-import importlib.util
 import io
 import json
 import os
@@ -74,11 +73,16 @@ def test_it_imports_every_released_review_once_under_its_stage_rubric_and_condit
         "agent_reviews/subset_reviews_claude-3-7-sonnet-20250219/iclr2025_bi_align/review_claude.json"
     )  # relative to the release: the same file from another clone is the same judgment
 
-    # The no-code ablation: the same paper, the same judge, a second judgment marked as without the code.
+    # The no-code ablation: the same paper, the same judge, a second judgment marked as without the code,
+    # held by a judge experiment so that panels and campaign agreement (experiment IS NULL) never mix the two.
     o4 = papers[("iclr2025_bi_align", "o4-mini")]
     with_code, without = (
         Judgment.objects.get(artifact=o4, judge_model=CLAUDE_JUDGE, with_supplementary=flag) for flag in (True, False)
     )
+    assert with_code.experiment is None and without.experiment.config.with_supplementary is False
+    assert without.experiment.config.name == f"MLR-Bench ablation: {CLAUDE_JUDGE} without code"
+    assert without.experiment.gold_set.artifacts.count() == 5 and without.experiment.status == "finished"
+    assert Judgment.objects.filter(artifact=o4, experiment__isnull=True, rubric__stage="end2end").count() == 2
     no_code = json.loads(
         (SHARED / "agent_reviews/subset_reviews_claude-3-7-sonnet-20250219/iclr2025_bi_align/review_o4-mini_no_code.json")
         .read_text()
@@ -159,18 +163,25 @@ def test_it_reports_a_folder_without_reviews(tmp_path):
 
 
 @needs_data
-@pytest.mark.skipif(
-    importlib.util.find_spec("benchmark.research.imports") is None,
-    reason="benchmark.research.imports (the released-runs importer, built on wip/mlr) is not on this branch yet",
-)
-def test_it_imports_30_runs_and_60_judgments_with_the_command(tmp_path, settings):
+def test_it_imports_everything_released_with_one_command_and_names_what_it_does_not_read(tmp_path, settings):
     settings.MEDIA_ROOT = str(tmp_path / "media")
     out = io.StringIO()
-    call_command("import_mlr_results", str(SHARED), stdout=out)
-    call_command("import_mlr_results", str(SHARED), stdout=out)
+    call_command("import_mlr_results", str(SHARED), "--skip-stepwise", stdout=out)
+    call_command("import_mlr_results", str(SHARED), "--skip-stepwise", stdout=out)
     assert ResearchRun.objects.filter(source="mlrbench").count() == 30
-    assert Judgment.objects.filter(source="mlrbench", status="succeeded").count() == 60
-    assert "60 judgment(s) in place" in out.getvalue()
+    assert ResearchRun.objects.filter(source="stepwise").count() == 40  # 10 experiments, 30 papers
+    assert ResearchRun.objects.filter(source="aisci_v2").count() == 10
+    # 150 on MLR-Agent's papers and experiments, 40 on AI Scientist v2's papers.
+    assert Judgment.objects.filter(source="mlrbench", status="succeeded").count() == 190
+    assert "190 judgment(s) in place" in out.getvalue() and "NOT READ" not in out.getvalue()
+
+
+def test_it_names_a_release_folder_that_no_importer_reads(tmp_path):
+    from benchmark.research.release import unread_folders
+
+    for folder in ("tasks", "agent_results/end2end_codex", "agent_results/new_thing", "agent_reviews/other", "extra"):
+        (tmp_path / folder).mkdir(parents=True)
+    assert unread_folders(tmp_path) == ["extra/", "agent_results/new_thing/", "agent_reviews/other/"]
 
 
 def test_it_refuses_a_missing_folder_on_the_command(tmp_path):
