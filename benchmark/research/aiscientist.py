@@ -43,14 +43,14 @@ STAGES = [Artifact.Stage.IDEA, Artifact.Stage.EXPERIMENT, Artifact.Stage.PAPER]
 class AIScientistReport:
     runs: list[str] = field(default_factory=list)
     created: int = 0
-    updated: int = 0
+    kept: int = 0  # found again (codes and judgments kept), their files stored again
     files: int = 0
     errors: list[str] = field(default_factory=list)
     faults: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         out = [
-            f"AI Scientist v2 papers: {len(self.runs)} imported ({self.created} new, {self.updated} updated), "
+            f"AI Scientist v2 papers: {len(self.runs)} imported ({self.created} new, {self.kept} kept), "
             f"{self.files} files stored, {len(self.errors)} errors, {len(self.faults)} data faults"
         ]
         out += [f"ERROR {e}" for e in self.errors]
@@ -182,7 +182,7 @@ def _import_run(*, run_dir: Path, backbone: str, where: str, report: AIScientist
             run.save()
             report.created += 1
         else:
-            report.updated += 1
+            report.kept += 1
         idea_text = (experiments / "idea.md").read_text(encoding="utf-8", errors="replace") if (
             experiments / "idea.md"
         ).is_file() else ""  # fmt: skip

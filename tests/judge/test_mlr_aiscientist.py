@@ -54,7 +54,7 @@ def test_it_imports_the_ten_papers_with_their_pdfs_and_forty_reviews_once(media)
     assert end2end.status == "succeeded" and end2end.score_of("clarity") == 7
     assert end2end.source_path == "ai_scientist_v2_papers/o4-mini/iclr2025_wsl/review_claude-3-7-sonnet-20250219.json"
 
-    assert import_ai_scientist(SHARED, stdout=io.StringIO()).updated == 10
+    assert import_ai_scientist(SHARED, stdout=io.StringIO()).kept == 10
     again = import_ai_scientist_reviews(SHARED)
     assert (again.created, again.updated, again.unchanged) == (0, 0, 40)
 

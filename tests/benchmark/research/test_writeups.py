@@ -105,6 +105,21 @@ def test_it_reads_another_coding_agents_folder_and_reports_its_faults(tmp_path, 
     assert ResearchRun.objects.get(stages=["paper"]).settings["faults"]  # kept on the run, shown on its page
 
 
+def test_it_shows_the_imported_runs_pages_to_researchers(tmp_path, media, client_for, researcher, reviewer):
+    from django.urls import reverse
+
+    make_task("iclr2025_toy")
+    _folder(tmp_path)
+    import_writeups(tmp_path, stdout=io.StringIO())
+    experiment = ResearchRun.objects.get(stages=["experiment"])
+    writing = ResearchRun.objects.get(stages=["paper"])
+    page = client_for(researcher).get(reverse("benchmark:research_run", args=[experiment.code]))
+    assert page.status_code == 200 and "codex_code/train.py" in page.content.decode()
+    paper = client_for(researcher).get(reverse("benchmark:research_paper", args=[writing.code]))
+    assert paper.status_code == 200 and "loss.png" in paper.content.decode()
+    assert client_for(reviewer).get(reverse("benchmark:research_paper", args=[writing.code])).status_code == 403
+
+
 def test_it_keeps_two_agents_papers_by_the_same_writer_apart(tmp_path, media):
     make_task("iclr2025_toy")
     _folder(tmp_path, agent="claude")
