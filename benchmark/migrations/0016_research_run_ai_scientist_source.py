@@ -4,15 +4,23 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('benchmark', '0015_run_environment'),
+        ("benchmark", "0015_run_environment"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='researchrun',
-            name='source',
-            field=models.CharField(choices=[('referee', 'run on Referee'), ('mlrbench', 'imported from MLR-Bench'), ('stepwise', 'MLR-Bench stepwise'), ('aisci_v2', 'AI Scientist v2 (MLR-Bench release)')], default='referee', max_length=10),
+            model_name="researchrun",
+            name="source",
+            field=models.CharField(
+                choices=[
+                    ("referee", "run on Referee"),
+                    ("mlrbench", "imported from MLR-Bench"),
+                    ("stepwise", "MLR-Bench stepwise"),
+                    ("aisci_v2", "AI Scientist v2 (MLR-Bench release)"),
+                ],
+                default="referee",
+                max_length=10,
+            ),
         ),
     ]

@@ -80,7 +80,9 @@ def test_it_reports_bad_numbers_per_cell_and_keeps_the_valid_ones(tmp_path, pape
     assert "bad_score: reviews.csv:2:Novelty: 'NaN' is not an integer 1-10: left empty" in out
     first = Review.objects.get(assignment__reviewer__username="mlrbench-reviewer-r1")
     assert "novelty" not in first.scores and "clarity" not in first.scores and first.scores["overall"]["score"] == 7
-    assert "truncated_row: reviews.csv:3: 4 of 8 cells (no Clarity, Soundness, Significance, Overall): row skipped" in out
+    assert (
+        "truncated_row: reviews.csv:3: 4 of 8 cells (no Clarity, Soundness, Significance, Overall): row skipped" in out
+    )
     assert not Review.objects.filter(assignment__reviewer__username="mlrbench-reviewer-r2").exists()
     assert Review.objects.count() == 2 and not Profile.objects.exists()
 
