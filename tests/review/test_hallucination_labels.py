@@ -202,3 +202,26 @@ def test_the_audit_of_a_released_paper_runs_as_a_job(tmp_path, settings, admin_u
     assert not numbers["80.3%"]["found"] and not numbers["48.3%"]["found"] and numbers["4096"]["found"]
     excluded = {e["file"] for e in audit["excluded"]}
     assert "results/log.txt" in excluded  # the agent wrote it with its Write tool
+
+
+@needs_data
+def test_it_compares_the_released_hallucination_reviews_with_the_humans_on_ai_scientist_papers(settings, tmp_path):
+    """From the release alone: AI Scientist v2's papers, both judges' hallucination reviews, the human labels."""
+    from benchmark.research.aiscientist import import_ai_scientist
+    from benchmark.research.tasks import import_mlr_tasks
+    from judge.mlr_aiscientist import import_ai_scientist_reviews
+
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    import_mlr_tasks(MLRBENCH)
+    import_ai_scientist(MLRBENCH, stdout=io.StringIO())
+    import_ai_scientist_reviews(MLRBENCH)
+    report = import_hallucination_labels(CSV)
+    assert report.linked == 10 * 4  # AI Scientist V2's rows; MLR Agent's wait for --backbone
+    table = hallucination_comparison()["sources"]
+    audits = {s for s in table if s.endswith("· hallucination audit")}
+    assert audits == {"anthropic:claude-3-7-sonnet-20250219 · hallucination audit",
+                      "google:gemini-2.5-pro-preview · hallucination audit"}  # fmt: skip
+    for source in audits:
+        faked = table[source]["faked_results"]
+        # The humans found faked results in all 10 papers; each judge flagged all 10 too.
+        assert faked["n"]["items"] == 10 and faked["extra"]["confusion"]["judge_accept_human_accept"] == 10
