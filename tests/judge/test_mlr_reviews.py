@@ -201,3 +201,38 @@ def test_it_seeds_rubrics_and_says_when_there_is_no_mlrbench_data(settings):
     from judge.models import Rubric
 
     assert Rubric.objects.count() == 7  # version 1 of each stage, the trajectory rubric included
+
+
+def test_it_imports_stage_reviews_of_another_agents_writeups_and_names_what_does_not_fit(tmp_path, settings):
+    from tests.benchmark.research.test_writeups import _folder
+
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    make_task("iclr2025_toy")
+    _folder(tmp_path, agent="codex", papers=("writer-a", "writer-b"))
+    _folder(tmp_path, agent="claude", papers=("writer-a",))
+    import_writeups(tmp_path, stdout=io.StringIO())
+    base = tmp_path / "agent_reviews" / "subset_reviews_gemini-2.5-pro-preview" / "iclr2025_toy"
+    (base / "experiments").mkdir(parents=True)
+    (base / "paper").mkdir()
+    (base / "figures").mkdir()  # a folder nothing reads
+    experiment = {"Hallucination": {"has_hallucination": True, "details": "numbers not in the log"},
+                  **{k: {"score": 4, "justification": k} for k in
+                     ("Consistency", "Completeness", "Novelty", "Soundness", "Insightfulness", "Significance")},
+                  "OverallAssessment": {"score": 3, "strengths": ["s"], "weaknesses": ["w"]}}  # fmt: skip
+    (base / "experiments" / "codex.json").write_text(json.dumps(experiment))
+    writing = {k: {"score": 6, "justification": k} for k in ("Consistency", "Clarity", "Completeness", "Soundness")}
+    (base / "paper" / "writer-b.json").write_text(json.dumps({**writing, "OverallAssessment": {"score": 6, "justification": "ok"}}))  # fmt: skip
+    (base / "paper" / "writer-a.json").write_text(json.dumps(writing))  # two agents' writer-a papers: which one?
+    (base / "experiments" / "claude.json").write_text('{"Hallucination": {"has_hallucination": "maybe"')  # cut
+    report = import_mlr_reviews(tmp_path)
+    problems = "\n".join(report.problems)
+    assert report.per_stage == {"experiment": 2, "writing": 1} and (report.created, report.failed) == (3, 1)
+    flagged = Judgment.objects.get(rubric__stage="experiment", artifact__research_run__backbone="codex")
+    assert flagged.score_of("hallucination") == 1 and flagged.score_of("overall") == 3
+    assert flagged.scores["hallucination"]["justification"] == "numbers not in the log" and flagged.with_supplementary
+    assert Judgment.objects.get(rubric__stage="writing").artifact.research_run.settings["coding_agent"] == "Codex CLI"
+    assert "experiments/claude.json: kept as a failed judgment: the JSON object is not closed" in problems
+    assert "paper/writer-a.json: 2 imported papers of 'writer-a' on 'iclr2025_toy'" in problems
+    assert "iclr2025_toy/figures: a folder no importer reads" in problems
+    again = import_mlr_reviews(tmp_path)
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 3)
