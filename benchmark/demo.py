@@ -128,6 +128,17 @@ def mlrbench_import(stdout: TextIO) -> None:
     runs = import_mlr_runs(root, stdout=_FirstLines(stdout))
     for line in runs.errors:
         stdout.write(f"  ! {line}\n")
+    from benchmark.research.aiscientist import import_ai_scientist
+    from benchmark.research.release import unread_folders
+    from benchmark.research.writeups import import_writeups
+
+    # The stepwise experiments and write-ups, and the AI Scientist v2 papers (their reviews: judge's demo).
+    for importer in (import_writeups, import_ai_scientist):
+        report = importer(root, stdout=_FirstLines(stdout))
+        for line in report.errors:
+            stdout.write(f"  ! {line}\n")
+    for folder in unread_folders(root):
+        stdout.write(f"  ! NOT READ {Path(root) / folder}: no importer reads this folder\n")
 
 
 class _FirstLines:

@@ -495,9 +495,10 @@ class ResearchRun(models.Model):
         REFEREE = "referee", "run on Referee"
         MLRBENCH = "mlrbench", "imported from MLR-Bench"
         STEPWISE = "stepwise", "MLR-Bench stepwise"
+        AI_SCIENTIST = "aisci_v2", "AI Scientist v2 (MLR-Bench release)"
 
     # Released data: ownerless, read-only, visible to every researcher.
-    RELEASED = (Source.MLRBENCH, Source.STEPWISE)
+    RELEASED = (Source.MLRBENCH, Source.STEPWISE, Source.AI_SCIENTIST)
 
     code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="research_runs")

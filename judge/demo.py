@@ -27,7 +27,10 @@ def seed(stdout: TextIO) -> None:
             import_module("benchmark.research.imports").import_mlr_runs(root, stdout=stdout)
         except (ModuleNotFoundError, AttributeError) as exc:
             stdout.write(f"MLR-Bench runs: importer unavailable ({exc}); reviews need them\n")
-    import_mlr_reviews(root, stdout=stdout)
+    import_mlr_reviews(root, stdout=_Summary(stdout))  # every fault: manage.py import_mlr_results DIR
+    from judge.mlr_aiscientist import import_ai_scientist_reviews
+
+    import_ai_scientist_reviews(root, stdout=_Summary(stdout))
     stepwise_seed(root, stdout)
 
 

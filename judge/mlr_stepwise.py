@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from benchmark.models import Artifact, ResearchRun
 from config.db import planner_statistics_refresh
-from judge.mlr_reviews import judge_label
+from judge.mlr_reviews import judge_label, relative_source
 from judge.models import Judgment, Rubric
 from judge.parsing import ReplyError, reply_parse
 from judge.rubrics import rubric_load_defaults
@@ -100,98 +100,152 @@ def _values(text: str, rubric: Rubric, path: Path, report: StepwiseReviewReport)
     }
 
 
+# Every field an import sets on a judgment: compared to find a changed review, and written when it changed.
+FIELDS = (
+    "status", "scores", "findings", "repairs", "error", "raw_reply", "source_path", "with_supplementary",
+    "temperature", "attempts",
+)  # fmt: skip
+
+
 def import_stepwise_reviews(root: Path | str, *, stdout: TextIO | None = None) -> StepwiseReviewReport:
     """Import every file under root/agent_reviews/idea_proposal_reviews_<judge>/; report what does not fit."""
     root = Path(root)
     report = StepwiseReviewReport()
-    reviews = root / REVIEWS_DIR if (root / REVIEWS_DIR).is_dir() else root
-    judge_dirs = (
-        sorted(p for p in reviews.iterdir() if p.is_dir() and _JUDGE_DIR.match(p.name)) if reviews.is_dir() else []
-    )
+    judge_dirs = _judge_dirs(root)
     if not judge_dirs:
-        report.problems.append(f"{reviews}: no idea_proposal_reviews_<judge>/ folders")
+        report.problems.append(f"{_reviews_dir(root)}: no idea_proposal_reviews_<judge>/ folders")
         return _finish(report, stdout)
     artifacts = stepwise_artifacts()
     if not artifacts:
         report.problems.append("no imported stepwise ideas or proposals to attach reviews to: import them first")
         return _finish(report, stdout)
     rubrics = _rubrics()
-    existing = {
+    batch = _Batch(existing=_existing(rubrics), now=timezone.now())
+    for judge_dir in judge_dirs:
+        judge_model = judge_label(_JUDGE_DIR.match(judge_dir.name)["judge"])
+        seen = _read_judge(judge_dir, judge_model, artifacts, rubrics, batch, report)
+        for slug, model, stage in sorted(set(artifacts) - seen):
+            report.problems.append(f"{judge_dir.name}/{slug}/{stage}/{stage}_{model}.json: missing (not reviewed)")
+    _save(batch, report)
+    return _finish(report, stdout)
+
+
+def _reviews_dir(root: Path) -> Path:
+    return root / REVIEWS_DIR if (root / REVIEWS_DIR).is_dir() else root
+
+
+def _judge_dirs(root: Path) -> list[Path]:
+    reviews = _reviews_dir(root)
+    if not reviews.is_dir():
+        return []
+    return sorted(p for p in reviews.iterdir() if p.is_dir() and _JUDGE_DIR.match(p.name))
+
+
+def _existing(rubrics: dict[str, Rubric]) -> dict[tuple[int, str], Judgment]:
+    """(artifact id, judge model) -> the imported judgment already in place (one query)."""
+    return {
         (j.artifact_id, j.judge_model): j
         for j in Judgment.objects.filter(
             source=Judgment.Source.MLRBENCH,
             rubric__in=list(rubrics.values()),
             artifact__research_run__source=ResearchRun.Source.STEPWISE,
+            experiment__isnull=True,
         )
     }
-    new: list[Judgment] = []
-    changed: list[Judgment] = []
-    now = timezone.now()
-    for judge_dir in judge_dirs:
-        judge_model = judge_label(_JUDGE_DIR.match(judge_dir.name)["judge"])
-        seen: set[tuple[str, str, str]] = set()
-        for task_dir in sorted(p for p in judge_dir.iterdir() if p.is_dir()):
-            for stage in STAGES:
-                stage_dir = task_dir / stage
-                if not stage_dir.is_dir():
-                    report.problems.append(f"{stage_dir}: missing")
-                    continue
-                for path in sorted(stage_dir.iterdir()):
-                    match = _FILE.match(path.name)
-                    if not match or match["stage"] != stage:
-                        report.problems.append(f"{path}: not a {stage}_<model>.json file, skipped")
-                        continue
-                    key = (task_dir.name, match["model"], stage)
-                    artifact = artifacts.get(key)
-                    if artifact is None:
-                        report.problems.append(f"{path}: no imported {stage} of {key[1]} on {key[0]}; not imported")
-                        continue
-                    try:
-                        text = path.read_text(encoding="utf-8")
-                    except (OSError, UnicodeDecodeError) as exc:
-                        report.problems.append(f"{path}: unreadable: {exc}")
-                        continue
-                    seen.add(key)
-                    report.per_judge[judge_model] += 1
-                    values = {
-                        **_values(text, rubrics[stage], path, report),
-                        "raw_reply": text,
-                        "source_path": str(path),
-                        "with_supplementary": False,  # ideas and proposals have no code or trace
-                        "temperature": 0.0,
-                        "attempts": 1,
-                    }
-                    judgment = existing.get((artifact.pk, judge_model))
-                    if judgment is None:
-                        new.append(
-                            Judgment(
-                                artifact=artifact,
-                                rubric=rubrics[stage],
-                                judge_model=judge_model,
-                                source=Judgment.Source.MLRBENCH,
-                                finished_at=now,
-                                **values,
-                            )  # fmt: skip
-                        )
-                    elif any(getattr(judgment, k) != v for k, v in values.items()):
-                        for k, v in values.items():
-                            setattr(judgment, k, v)
-                        changed.append(judgment)
-                    else:
-                        report.unchanged += 1
-        for slug, model, stage in sorted(set(artifacts) - seen):
-            report.problems.append(f"{judge_dir.name}/{slug}/{stage}/{stage}_{model}.json: missing (not reviewed)")
-    with transaction.atomic():
-        Judgment.objects.bulk_create(new, batch_size=BATCH)
-        Judgment.objects.bulk_update(
-            changed,
-            ["status", "scores", "findings", "repairs", "error", "raw_reply", "source_path", "with_supplementary"],
-            batch_size=BATCH,
+
+
+@dataclass
+class _Batch:
+    existing: dict[tuple[int, str], Judgment]
+    now: object
+    new: list[Judgment] = field(default_factory=list)
+    changed: list[Judgment] = field(default_factory=list)
+
+
+def _review_files(task_dir: Path, report: StepwiseReviewReport):
+    """(stage, model, path) of each review file of a task; every other entry is reported."""
+    for stage in STAGES:
+        stage_dir = task_dir / stage
+        if not stage_dir.is_dir():
+            report.problems.append(f"{stage_dir}: missing")
+            continue
+        for path in sorted(stage_dir.iterdir()):
+            match = _FILE.match(path.name)
+            if not match or match["stage"] != stage:
+                report.problems.append(f"{path}: not a {stage}_<model>.json file, skipped")
+                continue
+            yield stage, match["model"], path
+
+
+def _read_judge(
+    judge_dir: Path,
+    judge_model: str,
+    artifacts: dict[tuple[str, str, str], Artifact],
+    rubrics: dict[str, Rubric],
+    batch: _Batch,
+    report: StepwiseReviewReport,
+) -> set[tuple[str, str, str]]:
+    """Read one judge's files into the batch; returns the (task, model, stage) keys it reviewed."""
+    seen: set[tuple[str, str, str]] = set()
+    for task_dir in sorted(p for p in judge_dir.iterdir() if p.is_dir()):
+        for stage, model, path in _review_files(task_dir, report):
+            key = (task_dir.name, model, stage)
+            artifact = artifacts.get(key)
+            if artifact is None:
+                report.problems.append(f"{path}: no imported {stage} of {model} on {key[0]}; not imported")
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                report.problems.append(f"{path}: unreadable: {exc}")
+                continue
+            seen.add(key)
+            report.per_judge[judge_model] += 1
+            values = {
+                **_values(text, rubrics[stage], path, report),
+                "raw_reply": text,
+                "source_path": relative_source(path, judge_dir.parent.parent),  # the same from any clone
+                "with_supplementary": False,  # ideas and proposals have no code or trace
+                "temperature": 0.0,
+                "attempts": 1,
+            }
+            _merge(
+                batch, artifact=artifact, rubric=rubrics[stage], judge_model=judge_model, values=values, report=report
+            )
+    return seen
+
+
+def _merge(
+    batch: _Batch, *, artifact: Artifact, rubric: Rubric, judge_model: str, values: dict, report: StepwiseReviewReport
+) -> None:
+    """Queue a new judgment, a changed one, or count an unchanged one."""
+    judgment = batch.existing.get((artifact.pk, judge_model))
+    if judgment is None:
+        batch.new.append(
+            Judgment(
+                artifact=artifact,
+                rubric=rubric,
+                judge_model=judge_model,
+                source=Judgment.Source.MLRBENCH,
+                finished_at=batch.now,
+                **values,
+            )  # fmt: skip
         )
-    report.created, report.updated = len(new), len(changed)
-    if new:
+    elif any(getattr(judgment, k) != v for k, v in values.items()):
+        for k, v in values.items():
+            setattr(judgment, k, v)
+        batch.changed.append(judgment)
+    else:
+        report.unchanged += 1
+
+
+def _save(batch: _Batch, report: StepwiseReviewReport) -> None:
+    with transaction.atomic():
+        Judgment.objects.bulk_create(batch.new, batch_size=BATCH)
+        Judgment.objects.bulk_update(batch.changed, list(FIELDS), batch_size=BATCH)
+    report.created, report.updated = len(batch.new), len(batch.changed)
+    if batch.new:
         planner_statistics_refresh(Judgment)
-    return _finish(report, stdout)
 
 
 def _finish(report: StepwiseReviewReport, stdout: TextIO | None) -> StepwiseReviewReport:

@@ -6,9 +6,10 @@ methodology, incorrect citations, mathematical errors. Each cell becomes a Hallu
 
 Linking a label to a paper: the CSV names the agent, not the backbone, and the release has three
 MLR-Agent papers per task (claude, gemini, o4-mini backbones). The importer never guesses: MLR
-Agent rows are linked to the papers of the backbone given with `backbone`, and left unlinked (and
-reported) without it. AI Scientist V2 papers are not in the release: their labels are kept and
-reported as having no paper.
+Agent rows are linked to the papers of the backbone given with `backbone`; without it they are
+reported, and labels an admin linked before keep their link (make up re-imports without one).
+AI Scientist V2 rows are linked to the imported AI Scientist v2 paper of the task (the release
+has one backbone of it; with several, the row is left unlinked and reported).
 
 Faults are reported, not dropped: missing rows (the release lacks the MLR Agent row for
 iclr2025_scope), duplicated rows (the first is kept), values other than Yes / No / Not Sure.
@@ -26,6 +27,7 @@ from typing import TextIO
 from django.db import transaction
 
 from benchmark.models import Artifact, ResearchRun
+from benchmark.research.aiscientist import find_ai_scientist_papers
 from review.models import HallucinationLabel
 
 COLUMNS = {
@@ -40,6 +42,7 @@ VALUES = {
     "not sure": HallucinationLabel.Value.NOT_SURE,
 }
 MLR_AGENT = "MLR Agent"
+AI_SCIENTIST = "AI Scientist V2"
 BACKBONES = ("claude", "gemini", "o4-mini")
 
 
@@ -103,11 +106,21 @@ def import_hallucination_labels(
             stage=Artifact.Stage.PAPER, research_run__source=ResearchRun.Source.MLRBENCH
         ).select_related("research_run__task")
     }
+    scientist: dict[str, list[Artifact]] = defaultdict(list)
+    for (slug, _backbone), paper in sorted(find_ai_scientist_papers().items()):
+        scientist[slug].append(paper)
     seen: dict[tuple[str, str], int] = {}
     wanted: list[HallucinationLabel] = []
+    keep_link: set[tuple[str, str]] = set()  # rows whose paper the file does not tell: an earlier link stays
     for line, row in enumerate(rows, start=2):
         system, workshop = (row.get("LLM") or "").strip(), (row.get("Workshop_name") or "").strip()
         where = f"{path.name}:{line}"
+        if None in row or any(row.get(c) is None for c in header):  # csv's marks of a row too long or too short
+            report.faults.append(
+                f"{where}: {len(row) - (None in row) - sum(row.get(c) is None for c in header)} of "
+                f"{len(header)} fields{' and extra ones' if None in row else ''}; row skipped (truncated or misquoted?)"
+            )
+            continue
         if not system or not workshop:
             report.faults.append(f"{where}: no system or workshop; row skipped")
             continue
@@ -120,6 +133,15 @@ def import_hallucination_labels(
         paper = papers.get((workshop, backbone)) if system == MLR_AGENT and backbone else None
         if system == MLR_AGENT and backbone and paper is None:
             report.faults.append(f"{where}: no imported {backbone} paper for {workshop}; labels kept unlinked")
+        if system == MLR_AGENT and not backbone:
+            keep_link.add((system, workshop))
+        if system == AI_SCIENTIST:
+            candidates = scientist.get(workshop, [])
+            paper = candidates[0] if len(candidates) == 1 else None
+            if len(candidates) != 1:
+                report.faults.append(
+                    f"{where}: {len(candidates)} imported AI Scientist v2 papers for {workshop}; labels kept unlinked"
+                )
         for column, kind in COLUMNS.items():
             raw = (row.get(column) or "").strip()
             value = VALUES.get(raw.lower())
@@ -135,25 +157,27 @@ def import_hallucination_labels(
     if MLR_AGENT in {s for s, _ in seen} and backbone is None:
         report.faults.append(
             f"{path.name}: the CSV names the agent ({MLR_AGENT}), not which backbone's paper it checked "
-            f"({', '.join(BACKBONES)}): {MLR_AGENT} labels kept unlinked; pass --backbone to link them"
+            f"({', '.join(BACKBONES)}): {MLR_AGENT} labels kept unlinked (links made before stay); pass --backbone to link them"
         )
-    others = sorted({s for s, _ in seen} - {MLR_AGENT})
+    others = sorted({s for s, _ in seen} - {MLR_AGENT, AI_SCIENTIST})
     if others:
         report.faults.append(
             f"{path.name}: no paper of {', '.join(others)} in the release: their labels are kept, not compared"
         )
-    _store(wanted, report)
+    _store(wanted, report, keep_link=keep_link)
     if stdout is not None:
         for text in report.lines():
             stdout.write(text + "\n")
     return report
 
 
-def _store(wanted: list[HallucinationLabel], report: LabelImportReport) -> None:
+def _store(wanted: list[HallucinationLabel], report: LabelImportReport, *, keep_link: set[tuple[str, str]]) -> None:
     existing = {(x.system, x.workshop, x.kind): x for x in HallucinationLabel.objects.all()}
     new, changed = [], []
     for label in wanted:
         old = existing.get((label.system, label.workshop, label.kind))
+        if old is not None and (label.system, label.workshop) in keep_link:
+            label.artifact_id = old.artifact_id  # the file does not say which paper: a link made before stays
         if label.artifact_id:
             report.linked += 1
         else:

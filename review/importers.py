@@ -64,7 +64,8 @@ def _read(path: Path) -> tuple[list[str], list[dict[str, str]]]:
         raise ImportError_(str(exc)) from None
 
 
-def _campaign(name: str, *, k: int) -> Campaign:
+def _campaign(name: str, *, k: int, named: set[tuple[str, str]]) -> Campaign:
+    """The campaign, created with the imported papers the file names (workshop, model): the study's papers only."""
     campaign = Campaign.objects.filter(name=name).first()
     if campaign is not None:
         return campaign
@@ -76,6 +77,9 @@ def _campaign(name: str, *, k: int) -> Campaign:
     ).select_related("research_run__task")
     if not papers.exists():
         raise ImportError_("no imported MLR-Bench papers: import the MLR-Bench runs first")
+    papers = [p for p in papers if (p.research_run.task.slug, p.research_run.backbone) in named]
+    if not papers:
+        raise ImportError_("the file names none of the imported MLR-Bench papers (workshop_name / model_name)")
     # The released study is finished: closed, so its synthetic reviewer accounts have nothing to do.
     campaign = Campaign.objects.create(
         name=name, rubric=rubric, reviewers_per_item=k, status=Campaign.Status.CLOSED, reclaim_after_hours=0
@@ -85,7 +89,7 @@ def _campaign(name: str, *, k: int) -> Campaign:
     CampaignStatusChange.objects.create(
         campaign=campaign, from_status="", to_status=Campaign.Status.CLOSED, via=CampaignStatusChange.Via.IMPORT
     )
-    campaign_add_items(campaign=campaign, artifacts=list(papers))
+    campaign_add_items(campaign=campaign, artifacts=papers)
     return campaign
 
 
@@ -108,7 +112,8 @@ def import_human_reviews(
     header, rows = _read(path)
     report = ImportReport(rows=len(rows))
     with transaction.atomic():
-        campaign = _campaign(campaign_name, k=reviewers_per_item)
+        named = {((r.get("workshop_name") or "").strip(), (r.get("model_name") or "").strip()) for r in rows}
+        campaign = _campaign(campaign_name, k=reviewers_per_item, named=named)
         dims = score_dimensions(campaign.rubric)
         by_label = {d["key"].lower(): d for d in dims} | {d["name"].lower(): d for d in dims}
         columns: dict[str, dict] = {}
@@ -136,6 +141,14 @@ def import_human_reviews(
             rid, model, workshop = ((row.get(c) or "").strip() for c in KEY_COLUMNS)
             if row.get(None):  # more cells than the header names
                 report.fault("extra_cells", where, f"{len(row[None])} cell(s) beyond the header: ignored")
+            short = [c for c in header if c and row.get(c) is None]
+            if short:  # csv's mark of a row that ends early: its empty cells are not scores left blank
+                report.fault(
+                    "truncated_row",
+                    where,
+                    f"{len(header) - len(short)} of {len(header)} cells (no {', '.join(short)}): row skipped",
+                )
+                continue
             if not (rid and model and workshop):
                 report.fault("bad_row", where, "empty reviewer_id, model_name or workshop_name: row skipped")
                 continue

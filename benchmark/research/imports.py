@@ -377,12 +377,16 @@ def _import_text_stages(*, run: ResearchRun, run_dir: Path, faults: list[str]) -
     return artifacts
 
 
-def _copy_tree(*, artifact: Artifact, folder: Path, report: RunImportReport, faults: list[str]) -> list[str]:
+def _copy_tree(
+    *, artifact: Artifact, folder: Path, report: RunImportReport, faults: list[str], skip: frozenset[str] = frozenset()
+) -> list[str]:
     stored: list[str] = []
     for file in sorted(folder.rglob("*")):
         if not file.is_file():
             continue
         relative = file.relative_to(folder).as_posix()
+        if relative in skip:
+            continue  # another stage's file (a writing model's paper beside the results): stored there
         if not _own_file(file, folder):
             faults.append(f"experiment: results/{relative} is a link out of the run folder; not copied")
             continue
@@ -462,7 +466,13 @@ def _read_trace(
 
 
 def _import_experiment(
-    *, run: ResearchRun, run_dir: Path, agent: ExperimentAgent, faults: list[str], report: RunImportReport
+    *,
+    run: ResearchRun,
+    run_dir: Path,
+    agent: ExperimentAgent,
+    faults: list[str],
+    report: RunImportReport,
+    skip: frozenset[str] = frozenset(),
 ) -> Artifact:
     results = run_dir / "results"
     artifact = _upsert(run, Artifact.Stage.EXPERIMENT)
@@ -482,7 +492,7 @@ def _import_experiment(
         )
     files = [*logs, *[c for c in code if c not in logs]]
     if results.is_dir():
-        files += _copy_tree(artifact=artifact, folder=results, report=report, faults=faults)
+        files += _copy_tree(artifact=artifact, folder=results, report=report, faults=faults, skip=skip)
     results_md = _read(results / "results.md", faults)
     result_logs = [f for f in files if f.startswith("results/") and PurePosixPath(f).suffix.lower() == ".log"]
     logs += [f for f in ("results/log.txt", "results/experiment.log", "results/run_log.txt") if f in files]
@@ -515,12 +525,23 @@ def _import_experiment(
     return artifact
 
 
-def _import_paper(*, run: ResearchRun, run_dir: Path, faults: list[str], report: RunImportReport) -> Artifact:
+def _import_paper(
+    *,
+    run: ResearchRun,
+    run_dir: Path,
+    faults: list[str],
+    report: RunImportReport,
+    name: str = "paper.md",
+    usage: str | None = STAGE_USAGE[Artifact.Stage.PAPER],
+) -> Artifact:
+    """The paper results/<name> with the figures it cites; `usage` None: the release has no token file for it."""
     results = run_dir / "results"
-    paper = _read(results / "paper.md", faults)
-    tokens_in, tokens_out, problem = _usage(run_dir / STAGE_USAGE[Artifact.Stage.PAPER])
-    if problem:
-        faults.append(f"paper: {problem}")
+    paper = _read(results / name, faults)
+    tokens_in = tokens_out = 0
+    if usage is not None:
+        tokens_in, tokens_out, problem = _usage(run_dir / usage)
+        if problem:
+            faults.append(f"paper: {problem}")
     artifact = _upsert(run, Artifact.Stage.PAPER)
     files: list[str] = []
     missing: list[str] = []
@@ -539,7 +560,7 @@ def _import_paper(*, run: ResearchRun, run_dir: Path, faults: list[str], report:
         if results.is_dir()
         else set()
     )
-    uncited = sorted(all_figures - set(files))
+    uncited = sorted(all_figures - set(files))  # figures of the run that this paper does not embed
     files = list(dict.fromkeys(files))
     if missing:
         faults.append(f"paper: cites figures the run does not have: {', '.join(missing)}")
@@ -548,7 +569,7 @@ def _import_paper(*, run: ResearchRun, run_dir: Path, faults: list[str], report:
     elif uncited:
         faults.append(f"paper: {len(uncited)} of the run's figures are not cited")
     if not paper:
-        faults.append("paper: results/paper.md missing")
+        faults.append(f"paper: results/{name} missing")
     artifact.status = Artifact.Status.DONE if paper else Artifact.Status.FAILED
     artifact.content = paper
     artifact.files = files
@@ -561,6 +582,6 @@ def _import_paper(*, run: ResearchRun, run_dir: Path, faults: list[str], report:
         "cost_note": "the release gives tokens, not prices",
     }
     artifact.tokens_sent, artifact.tokens_received, artifact.cost = tokens_in, tokens_out, 0.0
-    artifact.error = "" if paper else "results/paper.md missing in the release"
+    artifact.error = "" if paper else f"results/{name} missing in the release"
     artifact.save()
     return artifact

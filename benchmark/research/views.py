@@ -40,7 +40,7 @@ def research_home(request: HttpRequest) -> HttpResponse:
     # The 2,412 stepwise runs are read on the stepwise leaderboard, not listed here one by one.
     runs = visible_research(request.user).exclude(source=ResearchRun.Source.STEPWISE).order_by("source", "-created_at")
     mine = [r for r in runs if r.source == ResearchRun.Source.REFEREE][:100]
-    released = [r for r in runs if r.source == ResearchRun.Source.MLRBENCH]
+    released = [r for r in runs if r.source in (ResearchRun.Source.MLRBENCH, ResearchRun.Source.AI_SCIENTIST)]
     return render(
         request,
         "benchmark/research_home.html",
@@ -274,6 +274,7 @@ def research_paper(request: HttpRequest, code) -> HttpResponse:  # type: ignore[
             "run": run,
             "paper": paper,
             "paper_html": _stage_html(paper),
+            "pdf_url": _file_url(paper, (paper.data or {}).get("pdf")),  # a released PDF paper (AI Scientist v2)
             "experiment": experiment,
             "trace": (experiment.data or {}).get("trace", {}) if experiment else {},
             "figures": figures,

@@ -352,8 +352,10 @@ def experiment_report(experiment: JudgeExperiment, *, seed: int = 0) -> dict[str
 
     summary = experiment_summary(experiment)
     gold = experiment.gold_set
-    reviews = Review.objects.filter(
-        assignment__campaign__code=gold.reference, status=Review.Status.SUBMITTED
+    reviews = (
+        Review.objects.filter(assignment__campaign__code=gold.reference, status=Review.Status.SUBMITTED)
+        if gold.reference  # an imported experiment (MLR-Bench's no-code ablation) may name no campaign
+        else Review.objects.none()
     ).values_list("updated_at", flat=True)
     state = [experiment.pk, experiment.status, summary, str(max(reviews, default="")), len(reviews), seed]
     key = "lab_experiment:" + hashlib.sha256(repr(state).encode()).hexdigest()[:24]

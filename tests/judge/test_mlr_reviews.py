@@ -1,6 +1,5 @@
 """Importing MLR-Bench's released end-to-end reviews as judgments of the imported papers."""
 
-import importlib.util
 import io
 import json
 import os
@@ -10,6 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from benchmark.models import ResearchRun
+from benchmark.research.writeups import import_writeups
 from judge.mlr_reviews import import_mlr_reviews, judge_label
 from judge.models import Judgment
 from tests.judge.factories import make_artifact, make_research_run, make_task
@@ -46,14 +46,19 @@ def test_it_labels_the_released_judges_faithfully():
 
 
 @needs_data
-def test_it_imports_the_60_released_reviews_once():
+def test_it_imports_every_released_review_once_under_its_stage_rubric_and_condition(settings, tmp_path):
+    settings.MEDIA_ROOT = str(tmp_path / "media")
     papers = _released_papers()
+    import_writeups(SHARED, stdout=io.StringIO())  # the stepwise experiments and papers the stage reviews are of
     out = io.StringIO()
     report = import_mlr_reviews(SHARED, stdout=out)
-    assert (report.created, report.failed, report.problems) == (60, 0, [])
-    assert Judgment.objects.filter(source="mlrbench", status="succeeded").count() == 60
+    assert (report.created, report.failed, report.problems) == (150, 0, [])
+    assert report.per_stage == {"end2end": 60, "end2end without code": 10, "experiment": 20, "writing": 60}
+    assert Judgment.objects.filter(source="mlrbench", status="succeeded").count() == 150
     assert set(Judgment.objects.values_list("judge_model", flat=True)) == {CLAUDE_JUDGE, GEMINI_JUDGE}
-    judgment = Judgment.objects.get(artifact=papers[("iclr2025_bi_align", "claude")], judge_model=CLAUDE_JUDGE)
+    judgment = Judgment.objects.get(
+        artifact=papers[("iclr2025_bi_align", "claude")], judge_model=CLAUDE_JUDGE, with_supplementary=True
+    )
     released = json.loads(
         (
             SHARED / "agent_reviews/subset_reviews_claude-3-7-sonnet-20250219/iclr2025_bi_align/review_claude.json"
@@ -63,10 +68,58 @@ def test_it_imports_the_60_released_reviews_once():
     assert judgment.score_of("novelty") == released["Novelty"]["score"]
     assert judgment.score_of("confidence") == released["Confidence"]
     assert judgment.scores["overall"]["strengths"] == released["Overall"]["strengths"]
-    assert judgment.raw_reply.startswith("{") and judgment.source_path.endswith("review_claude.json")
+    assert judgment.raw_reply.startswith("{")
+    assert judgment.source_path == (
+        "agent_reviews/subset_reviews_claude-3-7-sonnet-20250219/iclr2025_bi_align/review_claude.json"
+    )  # relative to the release: the same file from another clone is the same judgment
+
+    # The no-code ablation: the same paper, the same judge, a second judgment marked as without the code,
+    # held by a judge experiment so that panels and campaign agreement (experiment IS NULL) never mix the two.
+    o4 = papers[("iclr2025_bi_align", "o4-mini")]
+    with_code, without = (
+        Judgment.objects.get(artifact=o4, judge_model=CLAUDE_JUDGE, with_supplementary=flag) for flag in (True, False)
+    )
+    assert with_code.experiment is None and without.experiment.config.with_supplementary is False
+    assert without.experiment.config.name == f"MLR-Bench ablation: {CLAUDE_JUDGE} without code"
+    assert without.experiment.gold_set.artifacts.count() == 5 and without.experiment.status == "finished"
+    assert Judgment.objects.filter(artifact=o4, experiment__isnull=True, rubric__stage="end2end").count() == 2
+    no_code = json.loads(
+        (SHARED / "agent_reviews/subset_reviews_claude-3-7-sonnet-20250219/iclr2025_bi_align/review_o4-mini_no_code.json")
+        .read_text()
+    )  # fmt: skip
+    assert without.score_of("overall") == no_code["Overall"]["score"] and without.rubric == with_code.rubric
+    assert without.source_path.endswith("review_o4-mini_no_code.json")
+
+    # Experiment-stage reviews, of Claude Code's stepwise experiment, under the experiment rubric: the
+    # hallucination verdict is the flag. Gemini flags 8 of the 10 experiments, Claude 1.
+    experiments = Judgment.objects.filter(rubric__stage="experiment")
+    assert {j.artifact.research_run.backbone for j in experiments} == {"claude"}
+    assert all(j.artifact.stage == "experiment" and j.with_supplementary for j in experiments)
+    flagged = {
+        judge: sum(j.score_of("hallucination") == 1 for j in experiments.filter(judge_model=judge))
+        for judge in (CLAUDE_JUDGE, GEMINI_JUDGE)
+    }
+    assert flagged == {CLAUDE_JUDGE: 1, GEMINI_JUDGE: 8}
+    bi_align = experiments.get(judge_model=CLAUDE_JUDGE, artifact__research_run__task__slug="iclr2025_bi_align")
+    released = json.loads(
+        (SHARED / "agent_reviews/subset_reviews_claude-3-7-sonnet-20250219/iclr2025_bi_align/experiments/claude.json")
+        .read_text()
+    )  # fmt: skip
+    assert bi_align.scores["hallucination"]["justification"] == released["Hallucination"]["details"]
+    assert bi_align.score_of("insightfulness") == released["Insightfulness"]["score"]
+    assert bi_align.score_of("overall") == released["OverallAssessment"]["score"]
+    assert any("OverallAssessment" in r for r in bi_align.repairs)
+
+    # Writing-stage reviews, of each writing model's paper, under the writing rubric.
+    writing = Judgment.objects.filter(rubric__stage="writing")
+    assert {j.artifact.research_run.backbone for j in writing} == {
+        "claude-3-7-sonnet-20250219", "gemini-2.5-pro-preview", "o4-mini-2025-04-16"
+    }  # fmt: skip
+    assert all(j.artifact.research_run.stages == ["paper"] and not j.with_supplementary for j in writing)
+
     again = import_mlr_reviews(SHARED)
-    assert (again.created, again.updated, again.unchanged) == (0, 0, 60)
-    assert Judgment.objects.count() == 60
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 150)
+    assert Judgment.objects.count() == 150
 
 
 def test_it_reports_missing_malformed_and_orphan_files_and_keeps_the_rest(tmp_path):
@@ -88,7 +141,7 @@ def test_it_reports_missing_malformed_and_orphan_files_and_keeps_the_rest(tmp_pa
     assert (report.created, report.failed) == (3, 2)
     problems = "\n".join(report.problems)
     assert "iclr2025_a/review_gemini.json: no imported paper for task 'iclr2025_a', backbone 'gemini'" in problems
-    assert "notes.txt: not a review_<backbone>.json file" in problems
+    assert "notes.txt: a file no importer reads" in problems
     assert "iclr2025_b/review_claude.json: kept as a failed judgment: the JSON object is not closed" in problems
     assert "novelty.score: Input should be less than or equal to 10 (got 12)" in problems
     assert "subset_reviews_claude-3-7-sonnet-20250219/iclr2025_b/review_claude.json: missing" in problems
@@ -110,18 +163,25 @@ def test_it_reports_a_folder_without_reviews(tmp_path):
 
 
 @needs_data
-@pytest.mark.skipif(
-    importlib.util.find_spec("benchmark.research.imports") is None,
-    reason="benchmark.research.imports (the released-runs importer, built on wip/mlr) is not on this branch yet",
-)
-def test_it_imports_30_runs_and_60_judgments_with_the_command(tmp_path, settings):
+def test_it_imports_everything_released_with_one_command_and_names_what_it_does_not_read(tmp_path, settings):
     settings.MEDIA_ROOT = str(tmp_path / "media")
     out = io.StringIO()
-    call_command("import_mlr_results", str(SHARED), stdout=out)
-    call_command("import_mlr_results", str(SHARED), stdout=out)
+    call_command("import_mlr_results", str(SHARED), "--skip-stepwise", stdout=out)
+    call_command("import_mlr_results", str(SHARED), "--skip-stepwise", stdout=out)
     assert ResearchRun.objects.filter(source="mlrbench").count() == 30
-    assert Judgment.objects.filter(source="mlrbench", status="succeeded").count() == 60
-    assert "60 judgment(s) in place" in out.getvalue()
+    assert ResearchRun.objects.filter(source="stepwise").count() == 40  # 10 experiments, 30 papers
+    assert ResearchRun.objects.filter(source="aisci_v2").count() == 10
+    # 150 on MLR-Agent's papers and experiments, 40 on AI Scientist v2's papers.
+    assert Judgment.objects.filter(source="mlrbench", status="succeeded").count() == 190
+    assert "190 judgment(s) in place" in out.getvalue() and "NOT READ" not in out.getvalue()
+
+
+def test_it_names_a_release_folder_that_no_importer_reads(tmp_path):
+    from benchmark.research.release import unread_folders
+
+    for folder in ("tasks", "agent_results/end2end_codex", "agent_results/new_thing", "agent_reviews/other", "extra"):
+        (tmp_path / folder).mkdir(parents=True)
+    assert unread_folders(tmp_path) == ["extra/", "agent_results/new_thing/", "agent_reviews/other/"]
 
 
 def test_it_refuses_a_missing_folder_on_the_command(tmp_path):
@@ -141,3 +201,38 @@ def test_it_seeds_rubrics_and_says_when_there_is_no_mlrbench_data(settings):
     from judge.models import Rubric
 
     assert Rubric.objects.count() == 7  # version 1 of each stage, the trajectory rubric included
+
+
+def test_it_imports_stage_reviews_of_another_agents_writeups_and_names_what_does_not_fit(tmp_path, settings):
+    from tests.benchmark.research.test_writeups import _folder
+
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    make_task("iclr2025_toy")
+    _folder(tmp_path, agent="codex", papers=("writer-a", "writer-b"))
+    _folder(tmp_path, agent="claude", papers=("writer-a",))
+    import_writeups(tmp_path, stdout=io.StringIO())
+    base = tmp_path / "agent_reviews" / "subset_reviews_gemini-2.5-pro-preview" / "iclr2025_toy"
+    (base / "experiments").mkdir(parents=True)
+    (base / "paper").mkdir()
+    (base / "figures").mkdir()  # a folder nothing reads
+    experiment = {"Hallucination": {"has_hallucination": True, "details": "numbers not in the log"},
+                  **{k: {"score": 4, "justification": k} for k in
+                     ("Consistency", "Completeness", "Novelty", "Soundness", "Insightfulness", "Significance")},
+                  "OverallAssessment": {"score": 3, "strengths": ["s"], "weaknesses": ["w"]}}  # fmt: skip
+    (base / "experiments" / "codex.json").write_text(json.dumps(experiment))
+    writing = {k: {"score": 6, "justification": k} for k in ("Consistency", "Clarity", "Completeness", "Soundness")}
+    (base / "paper" / "writer-b.json").write_text(json.dumps({**writing, "OverallAssessment": {"score": 6, "justification": "ok"}}))  # fmt: skip
+    (base / "paper" / "writer-a.json").write_text(json.dumps(writing))  # two agents' writer-a papers: which one?
+    (base / "experiments" / "claude.json").write_text('{"Hallucination": {"has_hallucination": "maybe"')  # cut
+    report = import_mlr_reviews(tmp_path)
+    problems = "\n".join(report.problems)
+    assert report.per_stage == {"experiment": 2, "writing": 1} and (report.created, report.failed) == (3, 1)
+    flagged = Judgment.objects.get(rubric__stage="experiment", artifact__research_run__backbone="codex")
+    assert flagged.score_of("hallucination") == 1 and flagged.score_of("overall") == 3
+    assert flagged.scores["hallucination"]["justification"] == "numbers not in the log" and flagged.with_supplementary
+    assert Judgment.objects.get(rubric__stage="writing").artifact.research_run.settings["coding_agent"] == "Codex CLI"
+    assert "experiments/claude.json: kept as a failed judgment: the JSON object is not closed" in problems
+    assert "paper/writer-a.json: 2 imported papers of 'writer-a' on 'iclr2025_toy'" in problems
+    assert "iclr2025_toy/figures: a folder no importer reads" in problems
+    again = import_mlr_reviews(tmp_path)
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 3)

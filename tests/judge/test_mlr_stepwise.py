@@ -155,3 +155,23 @@ def test_it_leaves_the_planner_statistics_of_what_it_imported(tmp_path):
         cursor.execute("select reltuples from pg_class where relname = 'judge_judgment'")
         (rows,) = cursor.fetchone()
     assert rows >= 2 * 24, rows
+
+
+@needs_data
+@pytest.mark.django_db
+def test_it_saves_every_field_it_finds_changed_and_reads_a_moved_clone_as_unchanged(tmp_path):
+    import_mlr_tasks(MLRBENCH)
+    root = _mini_release(tmp_path, tasks=("iclr2025_scope",))
+    import_stepwise_results(root, stdout=io.StringIO())
+    assert import_stepwise_reviews(root).created == 24
+    one = Judgment.objects.filter(source="mlrbench").first()
+    Judgment.objects.filter(pk=one.pk).update(temperature=0.7, attempts=3)  # e.g. a row from an older import
+    report = import_stepwise_reviews(root)
+    assert (report.updated, report.unchanged) == (1, 23)
+    one.refresh_from_db()
+    assert (one.temperature, one.attempts) == (0.0, 1)  # saved, not only reported
+    assert import_stepwise_reviews(root).unchanged == 24
+    moved = shutil.move(root, tmp_path / "elsewhere")  # the same files in another clone
+    again = import_stepwise_reviews(moved)
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 24)
+    assert one.source_path.startswith("agent_reviews/idea_proposal_reviews_")

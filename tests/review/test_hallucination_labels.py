@@ -30,15 +30,29 @@ def papers(db):
     return {w: make_paper(slug=w, backbone="claude", figures={}) for w in WORKSHOPS}
 
 
+def _ai_scientist_papers():
+    from benchmark.models import Artifact, ResearchRun, Task
+
+    out = {}
+    for slug in WORKSHOPS:
+        run = ResearchRun.objects.create(
+            task=Task.objects.get(slug=slug), backbone="o4-mini", source=ResearchRun.Source.AI_SCIENTIST
+        )
+        out[slug] = Artifact.objects.create(research_run=run, stage="paper", files=[f"{slug}.pdf"])
+    return out
+
+
 @needs_data
 def test_it_imports_the_four_kinds_and_reports_the_missing_row(papers):
     out = io.StringIO()
     report = import_hallucination_labels(CSV, backbone="claude", stdout=out)
     text = out.getvalue()
     assert report.rows == 19 and report.created == 19 * 4
-    assert report.linked == 9 * 4 and report.unlinked == 10 * 4  # AI Scientist V2 has no paper in the release
+    assert report.linked == 9 * 4 and report.unlinked == 10 * 4  # no AI Scientist v2 paper imported here
     assert "no MLR Agent row for iclr2025_scope (the other systems have one)" in text
-    assert "no paper of AI Scientist V2 in the release" in text
+    assert (
+        "Hallucination Check.csv:2: 0 imported AI Scientist v2 papers for iclr2025_dl4c; labels kept unlinked" in text
+    )
     label = HallucinationLabel.objects.get(
         system="MLR Agent", workshop="iclr2025_buildingtrust", kind="hallucinated_methodology"
     )
@@ -57,6 +71,20 @@ def test_without_a_backbone_it_links_nothing_and_says_why(papers):
     assert not HallucinationLabel.objects.filter(artifact__isnull=False).exists()
 
 
+@needs_data
+def test_it_links_ai_scientist_rows_to_their_papers_and_keeps_links_on_a_re_import_without_backbone(papers):
+    scientist = _ai_scientist_papers()
+    report = import_hallucination_labels(CSV, backbone="claude")
+    assert report.linked == 19 * 4 and report.unlinked == 0  # every row names a paper the release holds
+    label = HallucinationLabel.objects.get(system="AI Scientist V2", workshop="iclr2025_wsl", kind="faked_results")
+    assert label.artifact == scientist["iclr2025_wsl"]
+    # make up re-imports the file without --backbone: the admin's links stay.
+    again = import_hallucination_labels(CSV)
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 76)
+    mlr = HallucinationLabel.objects.get(system="MLR Agent", workshop="iclr2025_wsl", kind="faked_results")
+    assert mlr.artifact == papers["iclr2025_wsl"]
+
+
 def test_it_reports_bad_values_duplicates_and_refuses_a_wrong_file(tmp_path, papers):
     bad = tmp_path / "check.csv"
     bad.write_text(
@@ -70,6 +98,11 @@ def test_it_reports_bad_values_duplicates_and_refuses_a_wrong_file(tmp_path, pap
     )
     assert "check.csv:3: duplicate of line 2 (MLR Agent, iclr2025_dl4c); first kept" in report.faults
     assert HallucinationLabel.objects.get(kind="faked_results").value == "yes"  # the first row's
+    truncated = tmp_path / "truncated.csv"
+    truncated.write_text(bad.read_text().splitlines()[0] + "\nMLR Agent,iclr2025_wsl,Yes,No\n")
+    report = import_hallucination_labels(truncated, backbone="claude")
+    assert report.faults[0] == "truncated.csv:2: 4 of 6 fields; row skipped (truncated or misquoted?)"
+    assert not HallucinationLabel.objects.filter(workshop="iclr2025_wsl").exists()
     wrong = tmp_path / "wrong.csv"
     wrong.write_text("a,b\n1,2\n")
     with pytest.raises(CommandError, match="missing column"):
@@ -169,3 +202,26 @@ def test_the_audit_of_a_released_paper_runs_as_a_job(tmp_path, settings, admin_u
     assert not numbers["80.3%"]["found"] and not numbers["48.3%"]["found"] and numbers["4096"]["found"]
     excluded = {e["file"] for e in audit["excluded"]}
     assert "results/log.txt" in excluded  # the agent wrote it with its Write tool
+
+
+@needs_data
+def test_it_compares_the_released_hallucination_reviews_with_the_humans_on_ai_scientist_papers(settings, tmp_path):
+    """From the release alone: AI Scientist v2's papers, both judges' hallucination reviews, the human labels."""
+    from benchmark.research.aiscientist import import_ai_scientist
+    from benchmark.research.tasks import import_mlr_tasks
+    from judge.mlr_aiscientist import import_ai_scientist_reviews
+
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    import_mlr_tasks(MLRBENCH)
+    import_ai_scientist(MLRBENCH, stdout=io.StringIO())
+    import_ai_scientist_reviews(MLRBENCH)
+    report = import_hallucination_labels(CSV)
+    assert report.linked == 10 * 4  # AI Scientist V2's rows; MLR Agent's wait for --backbone
+    table = hallucination_comparison()["sources"]
+    audits = {s for s in table if s.endswith("· hallucination audit")}
+    assert audits == {"anthropic:claude-3-7-sonnet-20250219 · hallucination audit",
+                      "google:gemini-2.5-pro-preview · hallucination audit"}  # fmt: skip
+    for source in audits:
+        faked = table[source]["faked_results"]
+        # The humans found faked results in all 10 papers; each judge flagged all 10 too.
+        assert faked["n"]["items"] == 10 and faked["extra"]["confusion"]["judge_accept_human_accept"] == 10

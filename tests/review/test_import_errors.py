@@ -70,17 +70,21 @@ def test_it_reports_bad_numbers_per_cell_and_keeps_the_valid_ones(tmp_path, pape
     path.write_text(
         HEADER
         + "r1,claude,iclr2025_a,NaN,abc,7,7,7\n"  # two bad cells: reported, never stored as 0
-        + "r2,gemini,iclr2025_b,6\n"  # a short row: its missing cells are reported too
+        + "r2,gemini,iclr2025_b,6\n"  # a short row: a fault, never a review with four empty scores
         + "r3,gemini,iclr2025_b,5,5,5,5,5,extra\n"
     )
     out = _import(path)
     faults = {(f["kind"], f["where"]) for f in Campaign.objects.get().import_faults}
     assert ("bad_score", "reviews.csv:2:Novelty") in faults and ("bad_score", "reviews.csv:2:Clarity") in faults
-    assert ("bad_score", "reviews.csv:3:Overall") in faults and ("extra_cells", "reviews.csv:4") in faults
+    assert ("truncated_row", "reviews.csv:3") in faults and ("extra_cells", "reviews.csv:4") in faults
     assert "bad_score: reviews.csv:2:Novelty: 'NaN' is not an integer 1-10: left empty" in out
     first = Review.objects.get(assignment__reviewer__username="mlrbench-reviewer-r1")
     assert "novelty" not in first.scores and "clarity" not in first.scores and first.scores["overall"]["score"] == 7
-    assert Review.objects.count() == 3 and not Profile.objects.exists()
+    assert (
+        "truncated_row: reviews.csv:3: 4 of 8 cells (no Clarity, Soundness, Significance, Overall): row skipped" in out
+    )
+    assert not Review.objects.filter(assignment__reviewer__username="mlrbench-reviewer-r2").exists()
+    assert Review.objects.count() == 2 and not Profile.objects.exists()
 
 
 def test_it_rolls_back_everything_when_the_import_fails_midway(tmp_path, monkeypatch, papers) -> None:

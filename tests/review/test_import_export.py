@@ -81,13 +81,18 @@ def test_it_reports_bad_cells_unknown_papers_and_columns_without_dropping_the_re
         "1,claude,ws_a,7,8,x,6,7,3\n"
         "2,claude,ws_a,5,5,5,5,11,3\n"
         "1,nobody,ws_zzz,5,5,5,5,5,3\n"
+        "3,claude,ws_a,6,6\n"  # cut short: not a review with three empty scores
     )
     _import(path)
     campaign = Campaign.objects.get()
     faults = {(f["kind"], f["where"]) for f in campaign.import_faults}
     assert ("bad_score", "h.csv:2:Soundness") in faults and ("bad_score", "h.csv:3:Overall") in faults
     assert ("unmatched_row", "h.csv:4") in faults and ("unmatched_column", "h.csv:Vibes") in faults
-    assert any(k == "missing_review" and w.startswith("ws_b / gemini") for k, w in faults)
+    assert ("truncated_row", "h.csv:5") in faults
+    assert not Review.objects.filter(assignment__reviewer__username="mlrbench-reviewer-3").exists()
+    # The campaign holds the papers the file names: ws_b / gemini was imported but nobody reviewed it.
+    assert [i.artifact.research_run.task.slug for i in campaign.items.all()] == ["ws_a"]
+    assert not any(w.startswith("ws_b") for _, w in faults)
     review = Review.objects.get(assignment__reviewer__username="mlrbench-reviewer-1")
     assert review.score_of("novelty") == 7 and review.score_of("soundness") is None
 

@@ -271,3 +271,17 @@ def test_the_lab_forms_reject_bad_input_with_a_message(gold, admin_user, client_
         reverse("review:agreement:lab_gold_set"), {"campaign": gold["campaign"].code, "name": "gold"}, follow=True
     )
     assert "exists already" in response.content.decode()
+
+
+def test_it_shows_an_imported_experiment_whose_gold_set_names_no_campaign(client_for, admin_user):
+    """MLR-Bench's no-code ablation is imported as a finished experiment with no human campaign behind it."""
+    from judge.mlr_reviews import ablation_experiment
+    from tests.judge.factories import rubric
+
+    experiment = ablation_experiment(judge_model="anthropic:x", rubric=rubric("end2end"), papers=[make_paper()])
+    assert (
+        experiment.gold_set.reference == ""
+        and experiment_report(experiment)["experiment"]["with_supplementary"] is False
+    )
+    page = client_for(admin_user).get(reverse("review:agreement:lab_experiment", args=[experiment.code]))
+    assert page.status_code == 200 and "anthropic:x without code" in page.content.decode()

@@ -38,7 +38,8 @@ class Command(BaseCommand):
         models = [m.strip() for m in options["models"].split(",") if m.strip()] or None
         results = read_results_dir(directory, models=models)
         if not results.runs:
-            raise CommandError(f"--results {directory}: no readable results.json found")
+            why = "; ".join(str(i) for i in results.issues[:5])  # a truncated file is named, not only counted
+            raise CommandError(f"--results {directory}: no readable results.json found" + (f" ({why})" if why else ""))
         board = results_leaderboard(results, models=models)
         report = aup_report(board, results_dir=str(directory))
         if options["format"] == "json":

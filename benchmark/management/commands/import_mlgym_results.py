@@ -26,7 +26,8 @@ class Command(BaseCommand):
             raise CommandError(f"{directory}: not a directory")
         report = mlgym_results_import(directory=directory)
         if report.imported + report.completed + report.skipped_existing == 0:
-            raise CommandError(f"{directory}: no readable results.json found")
+            why = "; ".join(str(i) for i in report.issues[:5])  # a truncated file is named, not only counted
+            raise CommandError(f"{directory}: no readable results.json found" + (f" ({why})" if why else ""))
         self.stdout.write(
             f"imported {report.imported} runs ({report.scores} scores), "
             + (

@@ -84,3 +84,11 @@ def test_it_imports_what_is_valid_and_reports_broken_files(db, tmp_path):
     assert "unreadable" in messages and "not-an-mlgym-folder" in messages
     with pytest.raises(CommandError, match="not a directory"):
         call_command("import_mlgym_results", str(tmp_path / "missing"))
+
+
+def test_it_names_the_truncated_file_when_it_refuses_a_folder(db, tmp_path):
+    write_run(tmp_path, folder("ok-model", "blotto", 1), None, raw='{"agent": [{"Score": 0.')
+    with pytest.raises(CommandError, match=r"no readable results.json found \(.*/results.json: file: unreadable"):
+        call_command("import_mlgym_results", str(tmp_path), stdout=StringIO(), stderr=StringIO())
+    with pytest.raises(CommandError, match=r"no readable results.json found \(.*/results.json: file: unreadable"):
+        call_command("aup", results=str(tmp_path), stdout=StringIO())

@@ -159,4 +159,6 @@ def test_it_imports_tasks_and_runs_in_the_demo_step_only_when_mlrbench_dir_is_se
     out = io.StringIO()
     mlrbench_import(out)
     assert "201 read" in out.getvalue() and "MLR-Bench runs: 30 imported" in out.getvalue()
+    assert "MLR-Bench stepwise experiments and write-ups: 10 experiments, 30 papers" in out.getvalue()
+    assert "AI Scientist v2 papers: 10 imported" in out.getvalue() and "NOT READ" not in out.getvalue()
     assert "FAULT" not in out.getvalue()  # faults stay on the pages; the demo log stays short

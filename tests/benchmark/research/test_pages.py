@@ -242,3 +242,25 @@ def test_it_lists_own_and_released_runs_on_the_research_home(
     assert client_for(reviewer).get(url).status_code == 403
     assert client_for(None).get(url).status_code == 302
     assert client_for(researcher).post(url).status_code == 405
+
+
+def test_it_shows_an_ai_scientist_pdf_paper_as_its_file_and_serves_it_to_permitted_users(
+    client_for, researcher, reviewer, task, media
+):
+    run = ResearchRun.objects.create(
+        task=task, source=ResearchRun.Source.AI_SCIENTIST, backbone="o4-mini", status=ResearchRun.Status.FINISHED,
+        settings={"system": "AI Scientist v2", "model": "o4-mini"},
+    )  # fmt: skip
+    paper = Artifact.objects.create(research_run=run, stage="paper", content="")
+    paper.files = [file_store(artifact=paper, relative="iclr2025_probe.pdf", data=b"%PDF-1.4\n")]
+    paper.data = {"pdf": "iclr2025_probe.pdf", "text_extracted": False, "note": "its text is not extracted"}
+    paper.save()
+    page = client_for(researcher).get(reverse("benchmark:research_paper", args=[run.code])).content.decode()
+    pdf = reverse("benchmark:research_file", args=[paper.code, "iclr2025_probe.pdf"])
+    assert f'href="{pdf}"' in page and "its text is not extracted" in page
+    response = client_for(researcher).get(pdf)
+    assert response["Content-Type"] == "application/pdf" and b"".join(response.streaming_content) == b"%PDF-1.4\n"
+    assert client_for(reviewer).get(pdf).status_code == 403
+    assert client_for(None).get(pdf).status_code == 302
+    home = client_for(researcher).get(reverse("benchmark:research_home"))
+    assert home.context["released"] == [run] and "AI Scientist v2 · o4-mini" in home.content.decode()
