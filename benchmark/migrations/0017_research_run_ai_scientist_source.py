@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("benchmark", "0015_run_environment"),
+        ("benchmark", "0016_run_status_cancelling"),
     ]
 
     operations = [
