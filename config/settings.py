@@ -25,7 +25,6 @@ from config.env import (
     env_str,
     env_url,
 )
-from config.rq import django_rq_dir
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("REFEREE_VAR_DIR", str(BASE_DIR / "var")))
@@ -64,7 +63,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "channels",
-    "config.rq",  # django-rq's dashboard and commands, label "django_rq", loaded lazily (its docstring)
+    "django_rq",
     "accounts",
     "sandbox",
     "benchmark",
@@ -88,16 +87,12 @@ ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
 ASGI_APPLICATION = "config.asgi.application"
 
-DJANGO_RQ_DIR = django_rq_dir()
-MIGRATION_MODULES = {"django_rq": "django_rq.migrations"}
-
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates", DJANGO_RQ_DIR / "templates"],
+        "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
-            "libraries": {name: f"django_rq.templatetags.{name}" for name in ("django_rq", "jquery_path")},
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
@@ -379,7 +374,7 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATICFILES_DIRS = [BASE_DIR / "static", DJANGO_RQ_DIR / "static"]
+STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 MEDIA_ROOT = VAR_DIR / "media"
