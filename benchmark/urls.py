@@ -2,7 +2,6 @@
 
 from django.urls import path
 
-
 from benchmark.leaderboards import views as leaderboards
 from benchmark.llm import views as endpoints
 from benchmark.research import views as research

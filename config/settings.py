@@ -232,13 +232,21 @@ CACHES = {
 CHANNEL_MAX_CONNECTIONS = env_int("CHANNEL_MAX_CONNECTIONS", 1000, minimum=10, maximum=100_000)
 CHANNEL_LAYERS = {
     "default": {
-        "BACKEND": "config.channel_layer.ChannelLayer",
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
         "CONFIG": {
             # redis-py 8 reads with a 5 s socket timeout by default, the same as channels_redis's 5 s
-            # BZPOPMIN: an idle websocket consumer then dies with TimeoutError. Read longer than that.
+            # BZPOPMIN: an idle websocket consumer then dies with TimeoutError. Read longer than that,
+            # but not so long that a send to a Redis that stopped answering holds a run for long.
             # redis-py 8 caps a pool at 100 connections and then raises MaxConnectionsError: hundreds of
             # viewers connecting or leaving at once (a web process restart) need more (issue 20).
-            "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "max_connections": CHANNEL_MAX_CONNECTIONS}],
+            "hosts": [
+                {
+                    "address": REDIS_URL,
+                    "socket_timeout": 10,
+                    "socket_connect_timeout": 5,
+                    "max_connections": CHANNEL_MAX_CONNECTIONS,
+                }
+            ],
             "prefix": env_str("CHANNEL_PREFIX", "referee"),
             "capacity": 1000,
             "expiry": 60,

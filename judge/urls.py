@@ -1,6 +1,5 @@
 from django.urls import path
 
-
 from judge import views
 
 app_name = "judge"

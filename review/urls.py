@@ -1,9 +1,6 @@
 from django.urls import include, path
 
-
-from review import setup_views
-from review import views
-from review import control_views
+from review import control_views, setup_views, views
 
 app_name = "review"
 

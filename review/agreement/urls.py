@@ -1,8 +1,6 @@
 from django.urls import path
 
-
-from review.agreement import lab_views
-from review.agreement import views
+from review.agreement import lab_views, views
 
 app_name = "agreement"
 
