@@ -1,25 +1,39 @@
 """The channel layer for sync code: group messages, per-user notifications (e.g. "your run
 finished"), and "access changed" signals that make open websockets check their permission again.
 
-Every app's progress module sends through `group_send`: the calling thread writes the message to
-Redis itself (config.channel_layer.ChannelLayer.group_send_now, two round trips), from any thread,
-also one that runs an event loop of its own (async_to_sync refuses those). It raises redis-py's
-ConnectionError/TimeoutError within config.channel_layer.SEND_TIMEOUT when Redis is away.
+Every app's progress module sends through `group_send`: channels_redis's own `group_send`, called
+from sync code with asgiref's `async_to_sync` as the Channels docs show. A thread that runs an event
+loop of its own cannot use `async_to_sync` (asgiref refuses), so there the send runs in a short-lived
+thread. It raises redis-py's ConnectionError/TimeoutError when Redis is away (within the hosts'
+socket timeouts, config/settings.py).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypedDict
 
+from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
 
 log = logging.getLogger(__name__)
 
 
+def _send(group: str, message: dict[str, Any]) -> None:
+    async_to_sync(get_channel_layer().group_send)(group, message)
+
+
 def group_send(group: str, message: dict[str, Any]) -> None:
-    get_channel_layer().group_send_now(group, message)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # the usual case: a worker, a view, a command
+        _send(group, message)
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="group-send") as pool:
+        pool.submit(_send, group, message).result()
 
 
 class UserEvent(TypedDict):

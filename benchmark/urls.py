@@ -2,13 +2,11 @@
 
 from django.urls import path
 
-from config.lazy_views import views_of
-
-leaderboards = views_of("benchmark.leaderboards.views")
-endpoints = views_of("benchmark.llm.views")
-research = views_of("benchmark.research.views")
-runs = views_of("benchmark.runs.views")
-tasks = views_of("benchmark.tasks.views")
+from benchmark.leaderboards import views as leaderboards
+from benchmark.llm import views as endpoints
+from benchmark.research import views as research
+from benchmark.runs import views as runs
+from benchmark.tasks import views as tasks
 
 app_name = "benchmark"
 

@@ -26,7 +26,6 @@ from config.env import (
     env_str,
     env_url,
 )
-from config.rq import django_rq_dir
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("REFEREE_VAR_DIR", str(BASE_DIR / "var")))
@@ -65,7 +64,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "channels",
-    "config.rq",  # django-rq's dashboard and commands, label "django_rq", loaded lazily (its docstring)
+    "django_rq",
     "accounts",
     "sandbox",
     "benchmark",
@@ -89,16 +88,12 @@ ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
 ASGI_APPLICATION = "config.asgi.application"
 
-DJANGO_RQ_DIR = django_rq_dir()
-MIGRATION_MODULES = {"django_rq": "django_rq.migrations"}
-
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates", DJANGO_RQ_DIR / "templates"],
+        "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
-            "libraries": {name: f"django_rq.templatetags.{name}" for name in ("django_rq", "jquery_path")},
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
@@ -238,13 +233,21 @@ CACHES = {
 CHANNEL_MAX_CONNECTIONS = env_int("CHANNEL_MAX_CONNECTIONS", 1000, minimum=10, maximum=100_000)
 CHANNEL_LAYERS = {
     "default": {
-        "BACKEND": "config.channel_layer.ChannelLayer",
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
         "CONFIG": {
             # redis-py 8 reads with a 5 s socket timeout by default, the same as channels_redis's 5 s
-            # BZPOPMIN: an idle websocket consumer then dies with TimeoutError. Read longer than that.
+            # BZPOPMIN: an idle websocket consumer then dies with TimeoutError. Read longer than that,
+            # but not so long that a send to a Redis that stopped answering holds a run for long.
             # redis-py 8 caps a pool at 100 connections and then raises MaxConnectionsError: hundreds of
             # viewers connecting or leaving at once (a web process restart) need more (issue 20).
-            "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "max_connections": CHANNEL_MAX_CONNECTIONS}],
+            "hosts": [
+                {
+                    "address": REDIS_URL,
+                    "socket_timeout": 10,
+                    "socket_connect_timeout": 5,
+                    "max_connections": CHANNEL_MAX_CONNECTIONS,
+                }
+            ],
             "prefix": env_str("CHANNEL_PREFIX", "referee"),
             "capacity": 1000,
             "expiry": 60,
@@ -394,7 +397,7 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATICFILES_DIRS = [BASE_DIR / "static", DJANGO_RQ_DIR / "static"]
+STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 MEDIA_ROOT = VAR_DIR / "media"

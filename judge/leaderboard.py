@@ -18,9 +18,8 @@ from __future__ import annotations
 import io
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from django.db.models import Count, FloatField
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast
@@ -29,6 +28,9 @@ from benchmark.csv_tables import CsvDictWriter
 from benchmark.models import Artifact, ResearchRun
 from benchmark.text_tables import latex_escape
 from judge.models import Judgment, Rubric
+
+if TYPE_CHECKING:
+    import numpy as np
 
 STAGES = ("idea", "proposal")
 MEAN_VIEW = "judges' mean"
@@ -133,6 +135,8 @@ def _score_rows(stage: str, rubric: Rubric, keys: list[str]) -> list[tuple]:
 
 def _cells(values: np.ndarray) -> dict[int, Cell]:
     """values: (items, criteria) with NaN -> per criterion index, the cell."""
+    import numpy as np  # at call time: the URL conf imports this module
+
     out = {}
     for c in range(values.shape[1]):
         v = values[:, c]
@@ -160,12 +164,16 @@ class ScoreMatrix:
 
     def judges_mean(self) -> np.ndarray:
         """(items, criteria): the mean of the judges that scored each item (NaN where none did)."""
+        import numpy as np  # at call time: the URL conf imports this module
+
         with np.errstate(invalid="ignore", divide="ignore"):
             ok = ~np.isnan(self.S)
             return np.where(ok, self.S, 0.0).sum(axis=1) / ok.sum(axis=1)
 
 
 def stepwise_matrix(stage: str, rubric: Rubric, *, with_lengths: bool = False) -> ScoreMatrix:
+    import numpy as np  # at call time: the URL conf imports this module
+
     dims = rubric.score_dimensions
     criteria = [(d["key"], d.get("name", d["key"])) for d in dims]
     scales = [(float(d.get("min", 1)), float(d.get("max", 10))) for d in dims]
@@ -199,6 +207,8 @@ def default_rubric(stage: str) -> Rubric | None:
 
 def stepwise_leaderboard(stage: str, rubric: Rubric | None = None) -> Leaderboard:
     """The leaderboard of one stage under one rubric version (default: the newest one with judgments)."""
+    import numpy as np  # at call time: the URL conf imports this module
+
     rubric = rubric or default_rubric(stage)
     if rubric is None:
         return Leaderboard(stage=stage, rubric=None, criteria=[], judges=[], views=[], rows=[])

@@ -1,8 +1,6 @@
 from django.urls import path
 
-from config.lazy_views import views_of
-
-views = views_of("judge.views")
+from judge import views
 
 app_name = "judge"
 

@@ -1,10 +1,6 @@
 from django.urls import include, path
 
-from config.lazy_views import views_of
-
-setup_views = views_of("review.setup_views")
-views = views_of("review.views")
-control_views = views_of("review.control_views")
+from review import control_views, setup_views, views
 
 app_name = "review"
 

@@ -23,9 +23,10 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 BASELINE = "baseline"
 EPSILON = 0.05
@@ -276,6 +277,8 @@ def performance_ratios(
 
 
 def tau_max_from(candidates: Iterable[int | None]) -> float | None:
+    import numpy as np  # here, not at import: the URL conf imports this module (tests/ops)
+
     usable = [c for c in candidates if c is not None]
     if not usable:
         return None
@@ -288,6 +291,8 @@ def profiles(
     tau: np.ndarray,
 ) -> np.ndarray:
     """rho[m, i]: share of tasks where method m has log10(ratio) <= tau[i]."""
+    import numpy as np
+
     if not ratios_by_task:
         return np.zeros((len(methods), len(tau)))
     log_ratios = np.log10(np.array([[task[m] for task in ratios_by_task] for m in methods], dtype=float))
@@ -297,6 +302,8 @@ def profiles(
 
 def aup(profile: np.ndarray, tau: np.ndarray) -> np.ndarray:
     """Left Riemann sum of each profile row over tau."""
+    import numpy as np
+
     return (profile[..., :-1] * np.diff(tau)).sum(axis=-1)
 
 
@@ -372,6 +379,8 @@ def leaderboard(
     is one of `methods` when it should be ranked; `baselines` gives its score per task for
     the feasibility test either way.
     """
+    import numpy as np
+
     issues: list[Issue] = []
     full_cells: dict[tuple[str, str], MethodTaskScore] = {}
     for t in tasks:

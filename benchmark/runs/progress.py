@@ -9,7 +9,7 @@ Encode once: a step is serialised to JSON when it is recorded and the text is st
 the reconnect catch-up reads it back instead of encoding the row again (issue 20).
 
 Group messages are written to Redis by the calling thread in two round trips
-(accounts.progress.group_send, shared with the other apps; config.channel_layer).
+(accounts.progress.group_send, shared with the other apps: channels_redis's own group_send).
 """
 
 from __future__ import annotations

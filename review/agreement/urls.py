@@ -1,9 +1,6 @@
 from django.urls import path
 
-from config.lazy_views import views_of
-
-lab_views = views_of("review.agreement.lab_views")
-views = views_of("review.agreement.views")
+from review.agreement import lab_views, views
 
 app_name = "agreement"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
+from channels_redis.core import RedisChannelLayer as ChannelLayer
 from django.conf import settings
 
 from accounts.fanout import LocalFanout
-from config.channel_layer import ChannelLayer
 from config.redis_server import free_port, start_redis
 
 
@@ -51,8 +51,8 @@ async def test_one_membership_per_process_however_many_sockets_watch(redis_clien
         await fanout.join("run_a", socket)
 
     assert redis_client.zrange(layer._group_key("run_a"), 0, -1) == [fanout.channel_of("run_a").encode()]
-    layer.group_send_now("run_a", {"type": "run.step", "index": 1, "wire": "{}"})
-    layer.group_send_now("run_a", {"type": "run.step", "index": 2, "wire": "{}"})
+    await layer.group_send("run_a", {"type": "run.step", "index": 1, "wire": "{}"})
+    await layer.group_send("run_a", {"type": "run.step", "index": 2, "wire": "{}"})
     for socket in sockets:
         await _until(socket, 2)
         assert [m["index"] for m in socket.got] == [1, 2]
@@ -68,9 +68,9 @@ async def test_a_failing_socket_does_not_stop_the_others(redis_client):
     bad, good = Socket(fail=True), Socket()
     await fanout.join("run_b", bad)
     await fanout.join("run_b", good)
-    fanout.layer.group_send_now("run_b", {"type": "run.status", "run": {"status": "finished"}})
+    await fanout.layer.group_send("run_b", {"type": "run.status", "run": {"status": "finished"}})
     await _until(good, 1)
-    fanout.layer.group_send_now("run_b", {"type": "run.status", "run": {"status": "failed"}})
+    await fanout.layer.group_send("run_b", {"type": "run.status", "run": {"status": "failed"}})
     await _until(good, 2)  # the pump survived the first failure
     await fanout.leave("run_b", bad)
     await fanout.leave("run_b", good)
@@ -80,14 +80,14 @@ async def test_a_rejoin_after_everyone_left_gets_new_messages_and_nothing_stale(
     fanout = LocalFanout(_layer())
     first = Socket()
     await fanout.join("run_c", first)
-    fanout.layer.group_send_now("run_c", {"type": "run.step", "index": 1, "wire": "{}"})
+    await fanout.layer.group_send("run_c", {"type": "run.step", "index": 1, "wire": "{}"})
     await _until(first, 1)
     await fanout.leave("run_c", first)
-    fanout.layer.group_send_now("run_c", {"type": "run.step", "index": 2, "wire": "{}"})  # nobody watching
+    await fanout.layer.group_send("run_c", {"type": "run.step", "index": 2, "wire": "{}"})  # nobody watching
 
     second = Socket()
     await fanout.join("run_c", second)
-    fanout.layer.group_send_now("run_c", {"type": "run.step", "index": 3, "wire": "{}"})
+    await fanout.layer.group_send("run_c", {"type": "run.step", "index": 3, "wire": "{}"})
     await _until(second, 1)
     assert [m["index"] for m in second.got] == [3]
     await fanout.leave("run_c", second)
@@ -101,7 +101,7 @@ async def test_when_redis_goes_away_every_socket_of_the_group_is_told(tmp_path):
         sockets = [Socket(), Socket()]
         for socket in sockets:
             await fanout.join("run_d", socket)
-        fanout.layer.group_send_now("run_d", {"type": "run.step", "index": 1, "wire": "{}"})
+        await fanout.layer.group_send("run_d", {"type": "run.step", "index": 1, "wire": "{}"})
         for socket in sockets:
             await _until(socket, 1)
         server.terminate()

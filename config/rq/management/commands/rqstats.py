@@ -1,1 +1,0 @@
-from django_rq.management.commands.rqstats import Command  # noqa: F401  (config/rq/__init__.py)
