@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from review import control_views, setup_views, views
+from review import control_views, setup_views, tells_views, views
 
 app_name = "review"
 
@@ -37,7 +37,7 @@ urlpatterns = [
         name="item_preview_figure",
     ),
     # Control room (review.control_views).
-    path("review/campaigns/<uuid:code>/open", views_of("review.tells_views").campaign_open_view, name="campaign_open"),
+    path("review/campaigns/<uuid:code>/open", tells_views.campaign_open_view, name="campaign_open"),
     path("review/campaigns/<uuid:code>/close", control_views.campaign_close_view, name="campaign_close"),
     path("review/campaigns/<uuid:code>/reopen", control_views.campaign_reopen_view, name="campaign_reopen"),
     path("review/campaigns/<uuid:code>/remind", control_views.campaign_remind_view, name="campaign_remind"),
