@@ -85,6 +85,15 @@ def _set(key: str, value: Any) -> None:
         log.exception("agreement cache set failed")
 
 
+def cache_clear() -> int:
+    """Drop this cache's entries (benchmarks' cold runs). Not `cache.clear()`: on Redis that is
+    FLUSHDB, which would take the job queues sharing the database with it."""
+    cache = _cache()
+    client = cache._cache.get_client(write=True)
+    keys = list(client.scan_iter(match=cache.make_key("*"), count=1000))
+    return client.delete(*keys) if keys else 0
+
+
 def campaign_state(*, campaign: Campaign, rubric: Rubric) -> tuple[str, dict[str, Any]]:
     """(fingerprint, progress) of what the analysis of `campaign` under `rubric` reads.
 

@@ -349,9 +349,12 @@ def experiment_report_key(experiment: JudgeExperiment, *, seed: int = 0) -> str:
     """The fingerprint of what the experiment's probes read: its judgments, its gold set's reviews."""
     from judge.experiments import experiment_summary
 
-    reviews = Review.objects.filter(
-        assignment__campaign__code=experiment.gold_set.reference, status=Review.Status.SUBMITTED
-    ).aggregate(n=Count("id"), ids=Sum("id"), latest=Max("updated_at"))
+    try:
+        reviews = Review.objects.filter(
+            assignment__campaign__code=experiment.gold_set.reference, status=Review.Status.SUBMITTED
+        ).aggregate(n=Count("id"), ids=Sum("id"), latest=Max("updated_at"))
+    except ValidationError:  # no campaign code: the report says so (gold_campaign)
+        reviews = {}
     done = experiment.judgments.aggregate(done=Max("finished_at"), ids=Sum("id"))
     state = [str(experiment.code), experiment.status, experiment_summary(experiment), reviews, done, seed]
     return "lab_experiment:" + hashlib.sha256(json.dumps(state, default=str).encode()).hexdigest()[:24]
