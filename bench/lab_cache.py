@@ -26,6 +26,7 @@ import argparse
 import http.client
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -118,6 +119,15 @@ def get(port: int, session: str, url: str) -> tuple[int, float]:
         conn.close()
 
 
+def get_body(port: int, session: str, url: str) -> str:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    try:
+        conn.request("GET", url, headers={"Cookie": f"sessionid={session}"})
+        return conn.getresponse().read().decode(errors="replace")
+    finally:
+        conn.close()
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))] if ordered else float("nan")
@@ -151,11 +161,13 @@ def main() -> None:
     procs: list[subprocess.Popen] = []
 
     def clear() -> None:
-        """Drop the agreement cache's entries (its KEY_PREFIX in settings.CACHES), as a change of the data would."""
+        """Drop the cached results (the agreement cache's KEY_PREFIX, settings.CACHES), as a change of the data
+        would make them unreachable; not the markers of queued jobs nor the per-user counters."""
         import redis
 
         client = redis.Redis(port=redis_port)
-        keys = list(client.scan_iter(match="referee:agreement:*", count=1000))
+        keys = [k for pattern in ("referee:agreement:1:lab:*", "referee:agreement:1:judge_pair:*")
+                for k in client.scan_iter(match=pattern, count=1000)]  # fmt: skip
         if keys:
             client.delete(*keys)
         client.close()
@@ -192,6 +204,7 @@ def main() -> None:
             get(port, reviewer, item)
             get(port, admin, old_url)
         load_before = os.getloadavg()
+        failures: list[str] = []
 
         # 1. the judges page
         old = [get(port, admin, old_url)[1] for _ in range(3)]
@@ -215,7 +228,10 @@ def main() -> None:
 
             def hammer() -> None:
                 while not stop.is_set():
-                    statuses[get(port, admin, target)[0]] += 1
+                    status, _ = get(port, admin, target)
+                    statuses[status] += 1
+                    if status not in (200, 202, 429) and not failures:
+                        failures.append(get_body(port, admin, target))
 
             def dropper() -> None:
                 while not stop.wait(1.0):
@@ -268,6 +284,10 @@ def main() -> None:
     for label, (times, statuses) in phases:
         answers = ", ".join(f"{s}: {n}" for s, n in sorted(statuses.items())) or "-"
         print(f"  {label:<50}{len(times):>6}{ms(statistics.median(times))}{ms(pct(times, 95))}   {answers}")
+    for body in failures:  # what a failed lab answer said (its message, not the page around it)
+        print(
+            "first failed lab answer:", re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body.split("<main", 1)[-1]))[:600]
+        )
 
 
 if __name__ == "__main__":

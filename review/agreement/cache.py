@@ -317,6 +317,10 @@ def cached_or_queued(*, key: str, task: str, kwargs: dict[str, Any], user_id: in
     mark = Pending(status="queued", since=timezone.now().isoformat(), job=job_id(key))
     if not _cache().add(_pending_key(key), asdict(mark), PENDING_TTL):  # another request was first
         return None, pending(key) or mark
+    value = _cache().get(key)
+    if value is not None:  # a job stored it (and dropped its marker) since the first look
+        _cache().delete(_pending_key(key))
+        return value, None
     # django-rq enqueues when the transaction commits (at once outside one, as in a GET).
     django_rq.get_queue(QUEUE).enqueue(
         "review.agreement.jobs.compute_statistics",

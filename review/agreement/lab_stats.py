@@ -30,6 +30,7 @@ from review.models import HallucinationLabel, JudgeComparison
 from . import judge_pair as jp
 from .flags import fabrication_comparison, hallucination_comparison
 from .lab import experiment_report, experiment_report_compute, experiment_report_key
+from .lab_html import self_preference_judges_html, two_rater_html
 from .probes import self_preference_judges
 
 TASKS = __name__  # cache.statistics_compute runs only functions of this module
@@ -49,13 +50,19 @@ def judges_key(*, stage: str) -> str:
 
 
 def judges_compute(*, stage: str) -> dict[str, Any]:
-    """The page's two analyses: judge A vs judge B, and the judges' self-preference."""
+    """The page's two analyses, judge A vs judge B and the judges' self-preference, with their HTML
+    (rendered here once: a cached page then costs a read, not tens of milliseconds of tables)."""
     try:
         pair = jp.judge_pair_analysis(stage=stage)
     except jp.JudgePairError as exc:
         return {"pair": {"error": str(exc)}}
-    rubric = default_rubric(stage)
-    return {"pair": pair, "self_preference": self_preference_judges(stepwise_matrix(stage, rubric))}
+    self_preference = self_preference_judges(stepwise_matrix(stage, default_rubric(stage)))
+    return {
+        "pair": pair,
+        "self_preference": self_preference,
+        "html": two_rater_html(pair),
+        "self_preference_html": self_preference_judges_html(self_preference),
+    }
 
 
 # --- hallucination labels and the fabrication audit --------------------------------------------

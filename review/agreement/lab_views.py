@@ -39,7 +39,7 @@ from . import lab_stats
 from .cache import Limited, cached_or_queued
 from .lab import comparison_create, gate_evidence, gold_set_from_campaign
 from .lab_forms import ComparisonForm, ExperimentForm, GoldSetForm, JudgeConfigForm
-from .lab_html import comparison_html, decision_table_html, records_html, self_preference_judges_html, two_rater_html
+from .lab_html import comparison_html, decision_table_html, records_html
 from .report import clean_json
 from .report_html import CSS
 
@@ -280,8 +280,8 @@ def lab_judge_pair(request: HttpRequest, stage: str) -> HttpResponse:
     result = computed["pair"]
     context: dict[str, Any] = {"stage": stage, "stages": STAGES, "result": result, "report_css": CSS}
     if "error" not in result:
-        context["html"] = two_rater_html(result)
-        context["self_preference"] = self_preference_judges_html(computed["self_preference"])
+        context["html"] = computed["html"]
+        context["self_preference"] = computed["self_preference_html"]
     return render(request, "review/lab_judge_pair.html", context)
 
 
