@@ -15,8 +15,9 @@ Reported, in one run:
    answer, and until the page shows the result), then cached;
 2. the reviewer's item page (median and p95 of sequential requests for --seconds) idle, while
    --hammer threads of one admin loop the old page, while they loop the new page (cached hits),
-   and while they loop it with the cache dropped every second (every request cold, as if the
-   data changed all the time: the per-user limit and the single job at a time are what hold).
+   while they loop it with the cached results dropped every second (as if the data changed all the
+   time: one job per key at a time is what holds), and while they ask for the fabrication page
+   with a new parameter each time (a new key each: the per-user limit, LAB_COLD_PER_MINUTE, holds).
 The load average is printed with the figures (the machine may be shared).
 """
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import itertools
 import json
 import os
 import re
@@ -225,13 +227,15 @@ def main() -> None:
         def reviewer_phase(target: str | None, drop_cache: bool = False) -> tuple[list[float], Counter]:
             stop = threading.Event()
             statuses: Counter = Counter()
+            numbers = itertools.count(1)  # a new parameter each request: a new key, a cold computation
 
             def hammer() -> None:
                 while not stop.is_set():
-                    status, _ = get(port, admin, target)
+                    url = target.replace("{n}", str(next(numbers))) if "{n}" in target else target
+                    status, _ = get(port, admin, url)
                     statuses[status] += 1
                     if status not in (200, 202, 429) and not failures:
-                        failures.append(get_body(port, admin, target))
+                        failures.append(get_body(port, admin, url))
 
             def dropper() -> None:
                 while not stop.wait(1.0):
@@ -258,6 +262,10 @@ def main() -> None:
             (f"{args.hammer} x old page (in the request)", reviewer_phase(old_url)),
             (f"{args.hammer} x new page (cached)", reviewer_phase(new_url)),
             (f"{args.hammer} x new page, cache dropped every 1 s", reviewer_phase(new_url, drop_cache=True)),
+            (
+                f"{args.hammer} x fabrication, a new min_flags each",
+                reviewer_phase("/agreement/lab/fabrication/?min_flags={n}"),
+            ),
         ]
         load_after = os.getloadavg()
     finally:
