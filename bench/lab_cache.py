@@ -14,7 +14,8 @@ Reported, in one run:
 1. the judges page: the old path (in the request), and the new one cold (the time to the 202
    answer, and until the page shows the result), then cached;
 2. the reviewer's item page (median and p95 of sequential requests for --seconds) idle, while
-   --hammer threads of one admin loop the old page, while they loop the new page (cached hits),
+   --hammer threads of one admin loop the old page (each asks again --pace seconds after its last
+   request started, or at once when that took longer: a slow page keeps them back to back), while they loop the new page (cached hits),
    while they loop it with the cached results dropped every second (as if the data changed all the
    time: one job per key at a time is what holds), and while they ask for the fabrication page
    with a new parameter each time (a new key each: the per-user limit, LAB_COLD_PER_MINUTE, holds).
@@ -144,6 +145,10 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=1206, help="stepwise proposals (the release has 1,206)")
     parser.add_argument("--hammer", type=int, default=6, help="threads of one admin looping the lab page")
     parser.add_argument("--seconds", type=float, default=20.0, help="length of each reviewer phase")
+    parser.add_argument(
+        "--pace", type=float, default=1.0,
+        help="seconds between the starts of one hammer thread's requests (a person reloading); 0: back to back",
+    )  # fmt: skip
     parser.add_argument("--server-procs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--seed-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -232,7 +237,8 @@ def main() -> None:
             def hammer() -> None:
                 while not stop.is_set():
                     url = target.replace("{n}", str(next(numbers))) if "{n}" in target else target
-                    status, _ = get(port, admin, url)
+                    status, took = get(port, admin, url)
+                    stop.wait(max(0.0, args.pace - took))  # one request a --pace seconds, or back to back
                     statuses[status] += 1
                     if status not in (200, 202, 429) and not failures:
                         failures.append(get_body(port, admin, url))
@@ -288,6 +294,7 @@ def main() -> None:
     print(f"judges page, new path cold: answer (202, progress page)        {ms(first)}")
     print(f"judges page, new path cold: until the page shows the result    {ms(ready)}")
     print(f"judges page, new path cached, median of 10                     {ms(statistics.median(warm))}")
+    print(f"hammer: {args.hammer} threads of one admin, each a request every {args.pace:g} s (or back to back)")
     print(f"{'reviewer item page while':<52}{'n':>6}{'p50':>12}{'p95':>12}   lab answers (status: count)")
     for label, (times, statuses) in phases:
         answers = ", ".join(f"{s}: {n}" for s, n in sorted(statuses.items())) or "-"
