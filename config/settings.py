@@ -218,17 +218,21 @@ WEBSOCKET_PORT = env_int("WEBSOCKET_PORT", 0, minimum=0, maximum=65535)
 # Allocations between two gen-0 collections in the web processes (config.gc_tuning); 0: CPython's 700.
 WEB_GC_THRESHOLD = env_int("WEB_GC_THRESHOLD", 20_000, minimum=0, maximum=10_000_000)
 
-# Caches live in each web process. "agreement" holds agreement analyses and rendered reports,
-# keyed by a fingerprint of the campaign's state (review/agreement/cache.py), so an entry is
-# never stale; the bound keeps a process's memory in check (a cached HTML report is ~5 MB).
+# "default" lives in each web process. "agreement" holds agreement analyses, rendered reports and
+# the judge lab's statistics, keyed by a fingerprint of the data's state (review/agreement/cache.py),
+# so an entry is never stale. It is in Redis, shared by the web processes and the RQ workers: the
+# lab's statistics are computed by a job when cold (issue 30) and the page reads the job's result.
+# Entries expire (cache.TIMEOUT); the same cache holds the per-user counters of cold computations.
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "default"},
     "agreement": {
-        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-        "LOCATION": "agreement",
-        "OPTIONS": {"MAX_ENTRIES": 32},
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": env_str("CHANNEL_PREFIX", "referee") + ":agreement",
     },
 }
+# Cold statistics of the judge lab one user may start per minute (cached results are not counted).
+LAB_COLD_PER_MINUTE = env_int("LAB_COLD_PER_MINUTE", 6, minimum=1, maximum=10_000)
 
 CHANNEL_MAX_CONNECTIONS = env_int("CHANNEL_MAX_CONNECTIONS", 1000, minimum=10, maximum=100_000)
 CHANNEL_LAYERS = {

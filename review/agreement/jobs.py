@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from review.models import JudgeComparison
 
+from .cache import statistics_compute
 from .lab import comparison_execute
 
 
@@ -18,3 +21,9 @@ def run_comparison(comparison_id: int) -> str:
     if comparison is None:
         return "gone"
     return comparison_execute(comparison=comparison).status
+
+
+def compute_statistics(*, key: str, task: str, params: dict[str, Any]) -> str:
+    """A judge lab page's statistics, computed once for `key` (cache.cached_or_queued queued it)."""
+    statistics_compute(key=key, task=task, kwargs=params)
+    return "stored"

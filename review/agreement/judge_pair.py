@@ -30,11 +30,13 @@ class JudgePairError(ValueError):
 
 
 def _state(stage: str, rubric: Rubric) -> str:
-    agg = stepwise_judgments(stage, rubric).aggregate(
-        n=Count("id"), ids=Sum("id"), done=Max("finished_at"), made=Max("created_at")
+    """Per status: count, id sum, latest finish and creation (one query: a cached page's cost)."""
+    statuses = sorted(
+        stepwise_judgments(stage, rubric)
+        .values_list("status")
+        .annotate(n=Count("id"), ids=Sum("id"), done=Max("finished_at"), made=Max("created_at"))
     )
-    statuses = sorted(stepwise_judgments(stage, rubric).values_list("status").annotate(n=Count("id")))
-    return hashlib.sha256(json.dumps([rubric.pk, agg, statuses], default=str).encode()).hexdigest()[:24]
+    return hashlib.sha256(json.dumps([rubric.pk, statuses], default=str).encode()).hexdigest()[:24]
 
 
 def judge_pair_analysis(*, stage: str, rubric: Rubric | None = None, n_boot: int = 1000, seed: int = 0,

@@ -18,6 +18,7 @@ the change, and the pass/fail gate an admin can require before a rubric version 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import math
 import time
@@ -27,6 +28,7 @@ from typing import Any
 import numpy as np
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
 from judge.experiments import gold_set_create
@@ -343,30 +345,46 @@ def _lengths(data: AgreementData, p: Paired, campaign: Campaign) -> np.ndarray:
     return np.array([float(words.get(code_of.get(label, ""), np.nan)) for label in p.items], dtype=float)
 
 
-def experiment_report(experiment: JudgeExperiment, *, seed: int = 0) -> dict[str, Any]:
-    """Every probe that applies to the experiment, as it stands (cached while its judgments are unchanged)."""
+def experiment_report_key(experiment: JudgeExperiment, *, seed: int = 0) -> str:
+    """The fingerprint of what the experiment's probes read: its judgments, its gold set's reviews."""
     from judge.experiments import experiment_summary
 
-    from . import probes
+    try:
+        reviews = Review.objects.filter(
+            assignment__campaign__code=experiment.gold_set.reference, status=Review.Status.SUBMITTED
+        ).aggregate(n=Count("id"), ids=Sum("id"), latest=Max("updated_at"))
+    except ValidationError:  # no campaign code: the report says so (gold_campaign)
+        reviews = {}
+    done = experiment.judgments.aggregate(done=Max("finished_at"), ids=Sum("id"))
+    state = [str(experiment.code), experiment.status, experiment_summary(experiment), reviews, done, seed]
+    return "lab_experiment:" + hashlib.sha256(json.dumps(state, default=str).encode()).hexdigest()[:24]
+
+
+def experiment_report(experiment: JudgeExperiment, *, seed: int = 0) -> dict[str, Any]:
+    """Every probe that applies to the experiment, as it stands (cached while its data is unchanged)."""
     from .cache import _get, _set, computed
 
-    summary = experiment_summary(experiment)
-    gold = experiment.gold_set
-    reviews = (
-        Review.objects.filter(assignment__campaign__code=gold.reference, status=Review.Status.SUBMITTED)
-        if gold.reference  # an imported experiment (MLR-Bench's no-code ablation) may name no campaign
-        else Review.objects.none()
-    ).values_list("updated_at", flat=True)
-    state = [experiment.pk, experiment.status, summary, str(max(reviews, default="")), len(reviews), seed]
-    key = "lab_experiment:" + hashlib.sha256(repr(state).encode()).hexdigest()[:24]
+    key = experiment_report_key(experiment, seed=seed)
     cached = _get(key)
     if cached is not None:
         return cached
     computed["lab_experiment"] += 1
+    report = experiment_report_compute(experiment, seed=seed)
+    _set(key, report)  # NaN kept: the HTML tables show "-"; the JSON download cleans it to null
+    return report
+
+
+def experiment_report_compute(experiment: JudgeExperiment, *, seed: int = 0) -> dict[str, Any]:
+    """Every probe that applies to the experiment, computed now (seconds: bootstrap intervals)."""
+    from judge.experiments import experiment_summary
+
+    from . import probes
+
+    gold = experiment.gold_set
     report: dict[str, Any] = {
         "experiment": describe_config(experiment),
         "status": experiment.status,
-        "judgments": summary,
+        "judgments": experiment_summary(experiment),
     }
     if experiment.kind == JudgeExperiment.Kind.PAIRWISE:
         report["position"] = probes.position(experiment)
@@ -383,5 +401,4 @@ def experiment_report(experiment: JudgeExperiment, *, seed: int = 0) -> dict[str
             report["faults"] = [f.as_dict() for f in p.faults][:200]
         except ValidationError as exc:
             report["humans_note"] = " ".join(exc.messages)
-    _set(key, report)  # NaN kept: the HTML tables show "-"; the JSON download cleans it to null
     return report

@@ -4,6 +4,11 @@ hallucination labels and the fabrication audit against the humans.
 
 Admins only, except the judge-vs-judge report of the released stepwise data, which researchers may
 read too; reviewers never see any of it (judge scores and model identity are what blinding hides).
+
+The statistics pages (judges per stage and their downloads, hallucination, fabrication, an
+experiment's probes, the lab report) read their results from the agreement cache; when cold they
+queue one job and answer at once with a page that refreshes until the result is there (issue 30:
+a few users asking for seconds of statistics each had slowed every reviewer's pages).
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ import json
 from typing import Any
 
 import django_rq
+import redis
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
@@ -22,17 +29,17 @@ from accounts.roles import ADMIN, RESEARCHER, role_required
 from benchmark.models import Artifact, ResearchRun
 from judge.access import may_see_released_judgments
 from judge.experiments import experiment_start, experiment_summary, judge_config_create
-from judge.leaderboard import STAGES, default_rubric, stepwise_matrix
+from judge.leaderboard import STAGES
 from judge.models import GoldSet, JudgeConfig, JudgeExperiment
 from judge.rubrics import rubric_policy, rubric_set_default
 from review.models import JudgeComparison
 
 from . import judge_pair as jp
-from .flags import fabrication_comparison, hallucination_comparison
-from .lab import comparison_create, experiment_report, gate_evidence, gold_set_from_campaign
+from . import lab_stats
+from .cache import Limited, cached_or_queued
+from .lab import comparison_create, gate_evidence, gold_set_from_campaign
 from .lab_forms import ComparisonForm, ExperimentForm, GoldSetForm, JudgeConfigForm
-from .lab_html import comparison_html, decision_table_html, records_html, self_preference_judges_html, two_rater_html
-from .probes import self_preference_judges
+from .lab_html import comparison_html, decision_table_html, records_html
 from .report import clean_json
 from .report_html import CSS
 
@@ -42,6 +49,35 @@ JSON = "application/json"
 def _json(data: Any, filename: str) -> HttpResponse:
     response = HttpResponse(json.dumps(clean_json(data), indent=1), content_type=JSON)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def _statistics(request: HttpRequest, title: str, key: str, task: str, **kwargs: Any) -> Any:
+    """The cached result of lab_stats.`task`, or the page to answer instead: computing (202, it
+    refreshes itself), failed (500, with the error), over the user's limit (429), no Redis (503)."""
+    try:
+        value, mark = cached_or_queued(
+            key=key, task=f"{lab_stats.TASKS}.{task}", kwargs=kwargs, user_id=request.user.pk
+        )
+    except Limited as exc:
+        context = {"title": title, "limited": exc.retry_after, "limit": settings.LAB_COLD_PER_MINUTE}
+        response = render(request, "review/lab_pending.html", context, status=429)
+        response["Retry-After"] = str(exc.retry_after)
+        return response
+    except redis.RedisError as exc:
+        message = f"The statistics are computed by the job queue, and Redis cannot be reached: {exc}"
+        return HttpResponse(message, status=503, content_type="text/plain; charset=utf-8")
+    if mark is None:
+        return value
+    failed = mark.status == "failed"
+    response = render(
+        request,
+        "review/lab_pending.html",
+        {"title": title, "pending": mark, "refresh": 3},
+        status=500 if failed else 202,
+    )
+    if not failed:
+        response["Retry-After"] = "3"
     return response
 
 
@@ -125,7 +161,15 @@ def lab_experiment_start(request: HttpRequest) -> HttpResponse:
 @role_required(ADMIN)
 def lab_experiment(request: HttpRequest, code: str) -> HttpResponse:
     experiment = get_object_or_404(JudgeExperiment.objects.select_related("config__rubric", "gold_set"), code=code)
-    report = experiment_report(experiment)
+    report = _statistics(
+        request,
+        f"Experiment {experiment}",
+        lab_stats.experiment_key(experiment=experiment),
+        "experiment_compute",
+        experiment_id=experiment.pk,
+    )
+    if isinstance(report, HttpResponse):
+        return report
     if request.GET.get("format") == "json":
         return _json(report, f"experiment-{experiment.code}.json")
     sections = []
@@ -217,26 +261,27 @@ def lab_comparison_make_default(request: HttpRequest, code: str) -> HttpResponse
 # --- judge vs judge on the stepwise data ------------------------------------------------------
 
 
-def _judge_pair(request: HttpRequest, stage: str) -> dict[str, Any]:
+def _judge_pair(request: HttpRequest, stage: str) -> dict[str, Any] | HttpResponse:
     if not may_see_released_judgments(request.user):
         raise PermissionDenied
     if stage not in STAGES:
         raise Http404("the stepwise results have an idea and a proposal stage")
-    try:
-        return jp.judge_pair_analysis(stage=stage)
-    except jp.JudgePairError as exc:
-        return {"error": str(exc)}
+    return _statistics(
+        request, f"Judge vs judge: stepwise {stage}s", lab_stats.judges_key(stage=stage), "judges_compute", stage=stage
+    )
 
 
 @require_GET
 @role_required(RESEARCHER, ADMIN)
 def lab_judge_pair(request: HttpRequest, stage: str) -> HttpResponse:
-    result = _judge_pair(request, stage)
+    computed = _judge_pair(request, stage)
+    if isinstance(computed, HttpResponse):
+        return computed
+    result = computed["pair"]
     context: dict[str, Any] = {"stage": stage, "stages": STAGES, "result": result, "report_css": CSS}
     if "error" not in result:
-        context["html"] = two_rater_html(result)
-        rubric = default_rubric(stage)
-        context["self_preference"] = self_preference_judges_html(self_preference_judges(stepwise_matrix(stage, rubric)))
+        context["html"] = computed["html"]
+        context["self_preference"] = computed["self_preference_html"]
     return render(request, "review/lab_judge_pair.html", context)
 
 
@@ -245,7 +290,10 @@ def lab_judge_pair(request: HttpRequest, stage: str) -> HttpResponse:
 def lab_judge_pair_download(request: HttpRequest, stage: str, fmt: str) -> HttpResponse:
     if fmt not in ("csv", "json"):
         raise Http404("downloads: csv, json")
-    result = _judge_pair(request, stage)
+    computed = _judge_pair(request, stage)
+    if isinstance(computed, HttpResponse):
+        return computed
+    result = computed["pair"]
     if "error" in result:
         return HttpResponse(result["error"], status=400, content_type="text/plain; charset=utf-8")
     if fmt == "json":
@@ -261,7 +309,9 @@ def lab_judge_pair_download(request: HttpRequest, stage: str, fmt: str) -> HttpR
 @require_GET
 @role_required(ADMIN)
 def lab_hallucination(request: HttpRequest) -> HttpResponse:
-    result = hallucination_comparison()
+    result = _statistics(request, "Hallucination flags", lab_stats.hallucination_key(), "hallucination_compute")
+    if isinstance(result, HttpResponse):
+        return result
     if request.GET.get("format") == "json":
         return _json(result, "hallucination.json")
     tables = [
@@ -281,7 +331,16 @@ def _min_flags(request: HttpRequest) -> int:
 @require_GET
 @role_required(ADMIN)
 def lab_fabrication(request: HttpRequest) -> HttpResponse:
-    result = fabrication_comparison(min_flags=_min_flags(request))
+    min_flags = _min_flags(request)
+    result = _statistics(
+        request,
+        "Fabrication audit",
+        lab_stats.fabrication_key(min_flags=min_flags),
+        "fabrication_compute",
+        min_flags=min_flags,
+    )
+    if isinstance(result, HttpResponse):
+        return result
     if request.GET.get("format") == "json":
         return _json(result, "fabrication.json")
     context = {
@@ -316,14 +375,7 @@ def lab_fabrication_audit(request: HttpRequest) -> HttpResponse:
 @role_required(ADMIN)
 def lab_report(request: HttpRequest) -> HttpResponse:
     """The judge lab's part of the agreement report, as one JSON file: probes, comparisons, flags."""
-    experiments = JudgeExperiment.objects.select_related("config__rubric", "gold_set").order_by("created_at")
-    report = {
-        "experiments": [experiment_report(e) for e in experiments if e.status == JudgeExperiment.Status.FINISHED],
-        "comparisons": [
-            {"code": str(c.code), "status": c.status, "error": c.error, **c.result}
-            for c in JudgeComparison.objects.order_by("created_at")
-        ],
-        "hallucination": hallucination_comparison(),
-        "fabrication": fabrication_comparison(),
-    }
+    report = _statistics(request, "Judge lab report", lab_stats.report_key(), "report_compute")
+    if isinstance(report, HttpResponse):
+        return report
     return _json(report, "judge-lab-report.json")

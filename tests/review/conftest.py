@@ -29,3 +29,15 @@ def browser(monkeypatch):
             # ORM calls made while Playwright ran opened a connection in its greenlet's context:
             # close it here, or PostgreSQL refuses to drop the test database at the end.
             connections.close_all()
+
+
+@pytest.fixture(autouse=True)
+def agreement_cache_per_test(settings):
+    """Each test its own key space in the agreement cache (Redis, shared by the session): keys hold
+    row ids and counts, which the next test's rows can repeat, and per-user counters of the limit."""
+    import uuid
+
+    settings.CACHES = {
+        **settings.CACHES,
+        "agreement": {**settings.CACHES["agreement"], "KEY_PREFIX": f"test-{uuid.uuid4().hex}"},
+    }

@@ -18,6 +18,7 @@ from review.models import HallucinationLabel
 from tests.benchmark.mlrbench_data import MLRBENCH, needs_data
 from tests.judge.factories import rubric
 from tests.review.factories import make_paper
+from tests.review.lab_client import computed_get
 
 pytestmark = pytest.mark.django_db
 CSV = MLRBENCH / "human_eval" / "Hallucination Check.csv"
@@ -115,7 +116,9 @@ def _label(paper, **values):
                                           value=value, artifact=paper)  # fmt: skip
 
 
-def test_it_compares_the_judges_flags_with_the_labels_in_the_decision_view(papers, admin_user, client_for):
+def test_it_compares_the_judges_flags_with_the_labels_in_the_decision_view(
+    papers, admin_user, client_for, redis_client
+):
     audit = rubric("hallucination")
     a, b, c, d = (papers[w] for w in WORKSHOPS[:4])
     _label(a, faked_results="yes", hallucinated_methodology="yes", incorrect_citation="no", math_error="no")
@@ -146,7 +149,7 @@ def test_it_compares_the_judges_flags_with_the_labels_in_the_decision_view(paper
     assert faked["extra"]["false_positive_rate"] == 1.0 and faked["extra"]["false_negative_rate"] == 0.5
     assert table["incorrect_citation"]["extra"]["accuracy"] == 1.0
     assert table["any"]["n"]["items"] == 4 and result["coverage"]["not_sure"] == 1
-    page = client_for(admin_user).get(reverse("review:agreement:lab_hallucination")).content.decode()
+    page = computed_get(client_for(admin_user), reverse("review:agreement:lab_hallucination")).content.decode()
     assert "openai:gpt-4o · hallucination audit" in page and "<th>faked results</th>" in page
     data = json.loads(
         client_for(admin_user).get(reverse("review:agreement:lab_hallucination") + "?format=json").content
@@ -154,7 +157,7 @@ def test_it_compares_the_judges_flags_with_the_labels_in_the_decision_view(paper
     assert data["sources"][f"{judge} · hallucination audit"]["faked_results"]["estimate"] == pytest.approx(1 / 3)
 
 
-def test_it_gives_the_audits_precision_and_recall_against_faked_results(papers, admin_user, client_for):
+def test_it_gives_the_audits_precision_and_recall_against_faked_results(papers, admin_user, client_for, redis_client):
     def audited(paper, flagged):
         paper.data = {"fabrication_audit": {"version": "fabrication audit v1", "claims": 10, "found": 10 - flagged,
                                             "flagged": flagged, "numbers": []}}  # fmt: skip
@@ -171,7 +174,8 @@ def test_it_gives_the_audits_precision_and_recall_against_faked_results(papers, 
     assert result["not_audited"] == 1 and len(result["papers"]) == 6
     stricter = fabrication_comparison(min_flags=2)["decision"]["extra"]
     assert (stricter["precision"], stricter["recall"]) == (pytest.approx(1 / 2), pytest.approx(1 / 3))
-    page = client_for(admin_user).get(reverse("review:agreement:lab_fabrication") + "?min_flags=2").content.decode()
+    url = reverse("review:agreement:lab_fabrication") + "?min_flags=2"
+    page = computed_get(client_for(admin_user), url).content.decode()
     assert "2 or more of its results numbers are found nowhere" in page and "<th>precision</th>" in page
     assert client_for(admin_user).get(reverse("review:agreement:lab_fabrication") + "?min_flags=x").status_code == 404
 
