@@ -184,18 +184,21 @@ def main() -> int:
         manage("seed_demo", env=env)
 
         manage_py = [PY, "manage.py"]
+        # Workers and housekeeping skip the system checks (Django's own --skip-checks): `migrate` ran
+        # them above, and they import every view through the URL conf, which a worker never serves.
+        rqworker = [*manage_py, "rqworker", "--skip-checks"]
         for i in range(referee_settings.RUN_WORKERS):
-            supervisor.add(f"worker runs #{i + 1}", "workers", spawner([*manage_py, "rqworker", "runs"], env))
-        supervisor.add("worker judge", "workers", spawner([*manage_py, "rqworker", "judge"], env))
-        supervisor.add("worker default", "workers", spawner([*manage_py, "rqworker", "default"], env))
+            supervisor.add(f"worker runs #{i + 1}", "workers", spawner([*rqworker, "runs"], env))
+        supervisor.add("worker judge", "workers", spawner([*rqworker, "judge"], env))
+        supervisor.add("worker default", "workers", spawner([*rqworker, "default"], env))
         from sandbox.gpu import host_gpus
 
         gpu_count = len(host_gpus()) if referee_settings.SANDBOX_BACKEND == "docker" else 0
         for i in range(gpu_count):  # one run per GPU at a time; each run leases its own (benchmark.runs.gpus)
-            supervisor.add(f"worker gpu #{i + 1}", "workers", spawner([*manage_py, "rqworker", "gpu"], env))
+            supervisor.add(f"worker gpu #{i + 1}", "workers", spawner([*rqworker, "gpu"], env))
         gpu_note = f", gpu x{gpu_count}" if gpu_count else " (no GPU here: GPU tasks wait for a GPU host's worker)"
         started.append(f"RQ workers: runs x{referee_settings.RUN_WORKERS}, judge x1, default x1{gpu_note}")
-        supervisor.add("housekeeping", "housekeeping", spawner([*manage_py, "housekeeping"], env))
+        supervisor.add("housekeeping", "housekeeping", spawner([*manage_py, "housekeeping", "--skip-checks"], env))
         started.append("housekeeping: reap_runs every 30 s, reap_judgments and sandbox_reaper every 60 s")
 
         # HTTP: gunicorn (config/gunicorn.py) on the port this process binds and keeps, so the port

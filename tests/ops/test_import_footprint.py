@@ -19,16 +19,16 @@ from pathlib import Path
 
 BASE = Path(__file__).resolve().parents[2]
 
-# twisted: the web server's (daphne), never a worker's or the URL conf's. numpy (~15 MB, a third of
-# a second): the agreement, leaderboard and judge-statistics paths'; the URL conf imports every view
-# module as Django's docs show, and those modules import the statistics stack where it is used.
+# twisted: the web server's (daphne), never a worker's or the URL conf's. numpy (~15 MB, a fifth of
+# a second): the agreement, leaderboard and judge-statistics paths'. The URL conf imports every view
+# module as Django's docs show, so the web processes (which serve those pages) load numpy; workers
+# and housekeeping start with `--skip-checks` (make up, deploy/; `migrate` ran the checks before
+# them), so they never import the URL conf.
 HEAVY = ("anthropic", "openai", "scipy", "pandas", "pingouin", "plotly", "twisted", "numpy")
+SDKS = tuple(name for name in HEAVY if name != "numpy")
 
-# What the long-running processes import: the URL conf and the ASGI app (web), the job modules
-# RQ imports by dotted path (workers), the sweep commands (housekeeping).
+# What the workers and housekeeping import: the job modules RQ imports by dotted path, the sweeps.
 LIGHT = (
-    "config.urls",
-    "config.asgi",
     "benchmark.runs.jobs",
     "benchmark.research.jobs",
     "benchmark.research.fabrication",
@@ -38,24 +38,28 @@ LIGHT = (
     "judge.management.commands.reap_judgments",
     "sandbox.management.commands.sandbox_reaper",
 )
+# What the web processes import: the URL conf (every view) and the ASGI app (websockets).
+WEB = ("config.urls", "config.asgi")
+
 
 PROBE = """
 import importlib, json, sys
 import django
 django.setup()
 from django.core.management import call_command
-call_command("check", verbosity=0)  # the system checks import the URL conf, as every command's start does
-for name in sys.argv[2:]:
+if sys.argv[2] == "checks":
+    call_command("check", verbosity=0)  # the system checks import the URL conf, as a command's start does
+for name in sys.argv[3:]:
     importlib.import_module(name)
 heavy = sys.argv[1].split(",")
 print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & set(heavy))))
 """
 
 
-def _loaded(tmp_path: Path, modules: tuple[str, ...], heavy: tuple[str, ...]) -> list[str]:
+def _loaded(tmp_path: Path, modules: tuple[str, ...], heavy: tuple[str, ...], *, checks: bool = False) -> list[str]:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "REFEREE_VAR_DIR": str(tmp_path)}
     result = subprocess.run(
-        [sys.executable, "-c", PROBE, ",".join(heavy), *modules],
+        [sys.executable, "-c", PROBE, ",".join(heavy), "checks" if checks else "no-checks", *modules],
         cwd=BASE,
         env=env,
         capture_output=True,
@@ -66,8 +70,20 @@ def _loaded(tmp_path: Path, modules: tuple[str, ...], heavy: tuple[str, ...]) ->
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def test_it_starts_the_long_running_processes_without_the_sdks_or_the_statistics_stack(tmp_path: Path) -> None:
+def test_it_starts_the_workers_and_housekeeping_without_the_sdks_or_the_statistics_stack(tmp_path: Path) -> None:
     assert _loaded(tmp_path, LIGHT, HEAVY) == []
+
+
+def test_the_web_processes_load_every_view_but_neither_the_sdks_nor_scipy(tmp_path: Path) -> None:
+    assert _loaded(tmp_path, WEB, SDKS, checks=True) == []
+
+
+def test_make_up_and_deploy_start_workers_and_housekeeping_without_the_checks() -> None:
+    up = (BASE / "scripts" / "up.py").read_text()
+    assert '"rqworker", "--skip-checks"]' in up and '"housekeeping", "--skip-checks"' in up
+    assert '"rqworker", "runs"' not in up and '"rqworker", "gpu"' not in up
+    unit = (BASE / "deploy" / "systemd" / "referee-worker@.service").read_text()
+    assert "--skip-checks" in unit
 
 
 def test_it_runs_an_agreement_job_with_numpy_but_without_the_sdks_or_scipy(tmp_path: Path) -> None:
