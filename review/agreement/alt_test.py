@@ -40,24 +40,16 @@ LIKENESS_MIN_REVIEWERS = 3
 
 
 def benjamini_yekutieli(p: np.ndarray, q: float) -> tuple[np.ndarray, np.ndarray]:
-    """(adjusted p-values, rejected) by the BY step-up procedure under arbitrary dependence."""
+    """(adjusted p-values, rejected) by the Benjamini-Yekutieli procedure under arbitrary dependence:
+    scipy's `false_discovery_control(method="by")`, rejecting where the adjusted p is <= q (the same
+    decisions as the step-up rule)."""
+    from scipy.stats import false_discovery_control
+
     p = np.asarray(p, dtype=float)
-    m = len(p)
-    if m == 0:
+    if len(p) == 0:
         return np.empty(0), np.empty(0, dtype=bool)
-    c_m = float(np.sum(1.0 / np.arange(1, m + 1)))
-    order = np.argsort(p, kind="stable")
-    ranked = p[order] * m * c_m / np.arange(1, m + 1)
-    adj_sorted = np.minimum(np.minimum.accumulate(ranked[::-1])[::-1], 1.0)
-    adj = np.empty(m)
-    adj[order] = adj_sorted
-    # Rejection exactly as the step-up rule: every p up to the largest rank under its threshold.
-    thresholds = np.arange(1, m + 1) / m * q / c_m
-    below = np.flatnonzero(p[order] <= thresholds)
-    rejected = np.zeros(m, dtype=bool)
-    if len(below):
-        rejected[order[: below[-1] + 1]] = True
-    return adj, rejected
+    adj = np.asarray(false_discovery_control(p, method="by"), dtype=float)
+    return adj, adj <= q
 
 
 def _unique_reviewer_slots(R: np.ndarray, present: np.ndarray) -> tuple[np.ndarray, bool]:

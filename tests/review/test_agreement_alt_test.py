@@ -305,3 +305,16 @@ def test_every_statistic_of_a_tiny_campaign_gives_a_number_or_says_why_not(n_ite
     assert cell["verdict"] in (NOT_SHOWN, UNDERPOWERED, REPLACE) and cell["reason"]
     if n_items < 6:  # the small-study tests need six items with two reviews
         assert cell["verdict"] == NOT_SHOWN and "30 items per reviewer" in cell["reason"]
+
+
+def test_scipys_by_rejects_exactly_what_the_step_up_rule_rejects() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        p = rng.uniform(0, 0.1, rng.integers(1, 12))
+        m, c = len(p), sum(1 / k for k in range(1, len(p) + 1))
+        order = np.argsort(p)
+        below = [k for k in range(m) if p[order[k]] <= (k + 1) / m * 0.05 / c]
+        expect = np.zeros(m, dtype=bool)
+        if below:
+            expect[order[: below[-1] + 1]] = True
+        assert benjamini_yekutieli(p, 0.05)[1].tolist() == expect.tolist()
