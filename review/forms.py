@@ -12,6 +12,7 @@ from benchmark.models import Artifact, Run
 from judge.models import Rubric
 from review.eligibility import identifying_members
 from review.models import TRAJECTORY, Campaign
+from review.services import UNBLINDABLE
 
 MAX_JUSTIFICATION = 5000
 CONFIDENCE_CHOICES = [
@@ -199,6 +200,7 @@ class CampaignForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.fields["artifacts"].queryset = (
             Artifact.objects.filter(status=Artifact.Status.DONE)
+            .exclude(UNBLINDABLE)  # a PDF paper with no text cannot be blinded (review.services.cannot_blind)
             .select_related("research_run__task")
             .order_by("research_run__task__slug", "research_run__backbone", "stage")
         )

@@ -106,9 +106,24 @@ def campaign_create(
     return campaign
 
 
+UNBLINDABLE = Q(data__has_key="pdf") & ~Q(data__pdf="") & Q(content="")  # the same rule, for querysets
+
+
+def cannot_blind(artifact: Artifact) -> bool:
+    """A paper that came as a PDF and yielded no text: reviewers would have only the original to read."""
+    data = artifact.data or {}
+    return bool(data.get("pdf")) and not (artifact.content or "").strip()
+
+
 def campaign_add_items(*, campaign: Campaign, artifacts: list[Artifact]) -> int:
     """Add artifacts (skipping ones already in); item tags come from the task's category and slug words."""
     have = set(campaign.items.values_list("artifact_id", flat=True))
+    unblindable = [f"{a.research_run.task.slug} ({a.stage})" for a in artifacts if a.pk not in have and cannot_blind(a)]
+    if unblindable:
+        raise ValueError(
+            f"these items cannot be blinded, so no reviewer may see them: {', '.join(unblindable)} (a PDF paper "
+            "without a text layer: reviewers read the extracted, scrubbed text, and there is none)"
+        )
     new = []
     for artifact in artifacts:
         if artifact.pk in have:

@@ -13,11 +13,15 @@ from benchmark.models import Artifact
 from review.eligibility import campaign_agent_run_ids, campaign_run_ids, identifying_members
 from review.forms import artifact_label, candidate_runs, reviewer_label, run_label
 from review.models import Campaign
+from review.services import UNBLINDABLE
 from review.setup import parse_invite_lines
 
 
 def candidate_artifacts(stage: str | None = None):
-    rows = Artifact.objects.filter(status=Artifact.Status.DONE).select_related("research_run__task")
+    # A PDF paper with no text cannot be blinded: never offered (review.services.cannot_blind).
+    rows = (
+        Artifact.objects.filter(status=Artifact.Status.DONE).exclude(UNBLINDABLE).select_related("research_run__task")
+    )
     if stage:
         rows = rows.filter(stage=stage)
     return rows.order_by("research_run__task__slug", "research_run__backbone", "stage")

@@ -5,8 +5,9 @@ experiments (`experiments/`: idea.md, *_summary.json, best_solution_*.py), `toke
 (per model: tokens and "cost (USD)"), and the judges' reviews (review_<judge>.json,
 review_hallucination_<judge>.json, imported by judge.mlr_aiscientist). Each folder becomes a run of
 source AI Scientist v2 with an idea, an experiment (the summaries and code as files) and a paper
-artifact whose file is the PDF. Its text is not extracted: no PDF library is in requirements.txt, and
-the paper page says so rather than showing an empty paper.
+artifact whose files are the PDF and the figures rendered from it, and whose text is the markdown
+extracted from the PDF (text, tables, figure links; benchmark.research.pdf). A PDF without a text
+layer keeps an empty text and says so; campaigns refuse such a paper (they could not blind it).
 
 Idempotent: a run is found again by (source, task, backbone). Faults (a missing PDF or idea, an
 unreadable token tracker, files and folders nothing reads) are reported by file and kept on the run.
@@ -26,6 +27,7 @@ from django.utils import timezone
 
 from benchmark.models import Artifact, ResearchRun, Task
 from benchmark.research.files import MAX_FILE_BYTES, file_store
+from benchmark.research.pdf import pdf_read
 
 AI_SCIENTIST_DIR = "ai_scientist_v2_papers"
 SYSTEM = "AI Scientist v2"
@@ -33,7 +35,11 @@ ATTRIBUTION = (
     "AI Scientist v2 paper as released with MLR-Bench (github.com/chchenhui/mlrbench), MIT License, "
     "Copyright (c) 2025 Hui Chen."
 )
-PDF_NOTE = "the paper is a PDF; its text is not extracted (no PDF library is installed), so judges and search see none"
+PDF_NOTE = "the paper is a PDF without a text layer: judges and search see no text, and no campaign can blind it"
+PDF_READ_NOTE = (
+    "the paper is a PDF: judges, the fabrication audit, search and reviewers read the text, tables and figures "
+    "extracted from it (benchmark.research.pdf); the original PDF is for admins and researchers"
+)
 _REVIEW = re.compile(r"^review_(?:hallucination_)?.+\.json$")
 _EXPERIMENT_FILE = re.compile(r"^(?:.+_summary\.json|best_solution_.+\.py|idea\.md)$")
 STAGES = [Artifact.Stage.IDEA, Artifact.Stage.EXPERIMENT, Artifact.Stage.PAPER]
@@ -217,10 +223,21 @@ def _import_run(*, run_dir: Path, backbone: str, where: str, report: AIScientist
         pdf_name = _store(paper, run_dir / pdf, pdf, faults) if (run_dir / pdf).is_file() else None
         if pdf_name is None and not (run_dir / pdf).is_file():
             faults.append(f"{pdf} missing")
+        read = pdf_read(run_dir / pdf) if pdf_name else None
+        figures = [file_store(artifact=paper, relative=name, data=png) for name, png in (read.figures if read else [])]
+        if read is not None:
+            faults.extend(read.problems)
+        extracted = bool(read and read.text_layer)
         paper.status = Artifact.Status.DONE if pdf_name else Artifact.Status.FAILED
-        paper.content = ""
-        paper.files = [pdf_name] if pdf_name else []
-        paper.data = {"pdf": pdf_name or "", "text_extracted": False, "note": PDF_NOTE, "priced": False}
+        paper.content = read.markdown if read else ""
+        paper.files = [pdf_name, *figures] if pdf_name else []
+        paper.data = {
+            "pdf": pdf_name or "",
+            "text_extracted": extracted,
+            "extraction": read.summary() if read else {},
+            "note": PDF_READ_NOTE if extracted else PDF_NOTE,
+            "priced": False,
+        }
         paper.error = "" if pdf_name else f"{pdf} missing in the release"
         paper.save()
         report.files += len(stored) + bool(pdf_name)

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from benchmark.models import ResearchRun
-from benchmark.research.aiscientist import PDF_NOTE, import_ai_scientist, token_tracker
+from benchmark.research.aiscientist import PDF_READ_NOTE, import_ai_scientist, token_tracker
 from benchmark.research.files import read_bytes
 from judge.mlr_aiscientist import hallucination_findings, import_ai_scientist_reviews
 from judge.models import Judgment
@@ -34,8 +34,12 @@ def test_it_imports_the_ten_papers_with_their_pdfs_and_forty_reviews_once(media)
     assert run.backbone == "o4-mini" and run.cost == pytest.approx(2.0141297) and run.tokens_sent == 659283
     paper = run.artifacts.get(stage="paper")
     folder = SHARED / "ai_scientist_v2_papers/o4-mini/iclr2025_wsl"
-    assert paper.files == ["iclr2025_wsl.pdf"] and paper.data["text_extracted"] is False
-    assert paper.data["note"] == PDF_NOTE and paper.content == ""
+    # The PDF for admins; its text, tables and rendered figures for judges, search and (blinded) reviewers.
+    assert paper.files[0] == "iclr2025_wsl.pdf" and paper.data["text_extracted"] is True
+    figures = paper.files[1:]
+    assert figures and all(f.startswith("pdf_figures/") and f.endswith(".png") for f in figures)
+    assert paper.data["note"] == PDF_READ_NOTE and paper.data["extraction"]["library"].startswith("pdfplumber")
+    assert len(paper.content) > 5000 and f"]({figures[0]})" in paper.content
     assert read_bytes(paper.code, "iclr2025_wsl.pdf") == (folder / "iclr2025_wsl.pdf").read_bytes()
     experiment = run.artifacts.get(stage="experiment")
     assert "experiments/research_summary.json" in experiment.files and experiment.data["code_files"]
