@@ -38,7 +38,7 @@ async def test_it_delivers_a_group_message_to_a_signed_in_user(researcher):
     connected, _ = await communicator.connect()
     assert connected
     layer = get_channel_layer()
-    assert type(layer).__name__ == "ChannelLayer"
+    assert type(layer).__name__ == "RedisChannelLayer"  # channels_redis's own
     await layer.group_send(
         user_group(researcher.pk), {"type": "user.event", "event": {"kind": "run", "message": "done", "url": "/runs/"}}
     )
