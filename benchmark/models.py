@@ -266,6 +266,10 @@ class RunGroup(models.Model):
 
     code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     name = models.CharField(max_length=200)
+    # What the researcher called the launch and why (the launch form's optional name and note): shown
+    # on the list and the run page, searched by the list's "Name or note" filter. Blank: unnamed.
+    title = models.CharField(max_length=200, blank=True)
+    note = models.TextField(blank=True, max_length=2000)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="run_groups"
     )

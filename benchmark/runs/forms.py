@@ -44,6 +44,16 @@ class LaunchForm(forms.Form):
     max_steps = forms.IntegerField(min_value=1, max_value=1000, initial=50)
     cost_limit = forms.FloatField(min_value=0, max_value=1000, initial=4.0, label="cost limit (USD per run)")
     command_timeout = forms.IntegerField(min_value=5, max_value=6 * 3600, initial=1800, label="command timeout (s)")
+    title = forms.CharField(
+        required=False, max_length=200, label="Name (optional)", help_text="e.g. 'sonnet, longer history'"
+    )
+    note = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Note (optional)",
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="what this launch tries; searchable in the runs list",
+    )
 
     def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

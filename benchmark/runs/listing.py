@@ -29,6 +29,7 @@ class RunFilterForm(forms.Form):
     """GET parameters of the list. An invalid one is reported and ignored; the valid ones still apply."""
 
     q = forms.CharField(required=False, max_length=200, label="Search steps")
+    named = forms.CharField(required=False, max_length=200, label="Name or note")
     mine = forms.BooleanField(required=False, label="Mine only")
     task = forms.CharField(required=False, max_length=200, label="Task")
     agent = forms.CharField(required=False, max_length=200, label="Agent / model")
@@ -62,6 +63,9 @@ def runs_filtered(
         runs = runs.filter(source=filters["source"])
     if "group" in filters:
         runs = runs.filter(group__code=filters["group"])
+    if "named" in filters:
+        words = filters["named"]
+        runs = runs.filter(Q(group__title__icontains=words) | Q(group__note__icontains=words))
     if matches is not None:
         runs = runs.filter(pk__in=search.id_in(matches.run_ids))
     return runs.order_by(*SORTS[filters.get("sort") or "new"][1])

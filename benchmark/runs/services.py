@@ -60,6 +60,8 @@ def run_launch(
     limits: Limits | None = None,
     replay_of: Run | None = None,
     name: str = "",
+    title: str = "",
+    note: str = "",
 ) -> list[Run]:
     """One Run row and one RQ job per (task, repetition)."""
     if not tasks:
@@ -77,7 +79,12 @@ def run_launch(
     runs: list[Run] = []
     failed: list[Run] = []
     with transaction.atomic():
-        group = RunGroup.objects.create(name=name or f"{agent.name} on {len(tasks)} task(s) x {n_runs}", owner=owner)
+        group = RunGroup.objects.create(
+            name=name or title or f"{agent.name} on {len(tasks)} task(s) x {n_runs}",
+            title=title.strip(),
+            note=note.strip(),
+            owner=owner,
+        )
         for task in tasks:
             for repetition in range(n_runs):
                 run = Run.objects.create(

@@ -32,7 +32,7 @@ INITIAL_STEPS = 2000  # steps embedded in the page; the websocket sends the rest
 def _run_for(request: HttpRequest, code: UUID) -> Run:
     """The run, if this user may see it: 404 for unknown codes and for runs they may not see, 403
     for a run whose share to them was revoked (they knew it; the page says access was withdrawn)."""
-    run = Run.objects.select_related("task", "agent__endpoint", "owner", "replay_of").filter(code=code).first()
+    run = Run.objects.select_related("task", "agent__endpoint", "owner", "replay_of", "group").filter(code=code).first()
     if run is None:
         raise Http404("no such run")
     if not can_view_run(request.user, run):
@@ -98,6 +98,8 @@ def run_launch(request: HttpRequest) -> HttpResponse:
                 limits=services.Limits(
                     max_steps=data["max_steps"], cost_limit=data["cost_limit"], command_timeout=data["command_timeout"]
                 ),
+                title=data.get("title") or "",
+                note=data.get("note") or "",
             )
         except services.LaunchError as exc:  # the form keeps what was typed; try again in a moment
             form.add_error(None, str(exc))
