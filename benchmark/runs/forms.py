@@ -43,7 +43,13 @@ class LaunchForm(forms.Form):
     n_runs = forms.IntegerField(min_value=1, max_value=20, initial=1, label="runs per task")
     max_steps = forms.IntegerField(min_value=1, max_value=1000, initial=50)
     cost_limit = forms.FloatField(min_value=0, max_value=1000, initial=4.0, label="cost limit (USD per run)")
-    command_timeout = forms.IntegerField(min_value=5, max_value=6 * 3600, initial=1800, label="command timeout (s)")
+    command_timeout = forms.IntegerField(
+        min_value=5,
+        max_value=6 * 3600,
+        required=False,
+        label="command timeout (s)",
+        help_text="blank: the task's own (MLGym's training_timeout), else 1800",
+    )
     title = forms.CharField(
         required=False, max_length=200, label="Name (optional)", help_text="e.g. 'sonnet, longer history'"
     )

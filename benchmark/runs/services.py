@@ -284,6 +284,12 @@ def run_preflight(*, run: Run) -> tuple[Any, str]:
     return connection, name
 
 
+def command_timeout_of(run: Run) -> int:
+    """The launch's command timeout, else the task's own (MLGym's `training_timeout`), else 1800 s."""
+    launched = run.params.get("command_timeout")
+    return int(launched or (run.task.config or {}).get("training_timeout") or DEFAULT_COMMAND_TIMEOUT)
+
+
 def _params_update(run: Run, **values: Any) -> None:
     run.params = {**run.params, **values}
     Run.objects.filter(pk=run.pk).update(params=run.params)
@@ -447,7 +453,7 @@ def _run_drive(run: Run) -> Run:
 
         progress.run_status_send(run, patient=True)
         max_steps = int(run.params.get("max_steps", run.agent.max_steps))
-        command_timeout = int(run.params.get("command_timeout", DEFAULT_COMMAND_TIMEOUT))
+        command_timeout = command_timeout_of(run)
         connection = None
         if run.agent.kind == AgentConfig.Kind.MODEL:
             connection, _ = run_preflight(run=run)  # fail fast, before any sandbox starts

@@ -65,3 +65,20 @@ def test_a_name_too_long_is_refused_with_the_field_named(researcher, client_for,
     response = client_for(researcher).post("/runs/launch/", {**FORM, "tasks": [task.pk], "title": "x" * 201})
     assert response.status_code == 200 and not Run.objects.exists()
     assert "title" in response.context["form"].errors
+
+
+def test_a_run_takes_the_tasks_training_timeout_unless_the_launch_sets_one(researcher, client_for, redis_client):
+    from benchmark.runs.services import DEFAULT_COMMAND_TIMEOUT, command_timeout_of
+
+    task = builtin_task("prisoners_dilemma")
+    task.config = {**task.config, "training_timeout": 3600}
+    task.save(update_fields=["config"])
+    client = client_for(researcher)
+    client.post("/runs/launch/", {**FORM, "n_runs": 1, "tasks": [task.pk], "command_timeout": ""})
+    client.post("/runs/launch/", {**FORM, "n_runs": 1, "tasks": [task.pk], "command_timeout": 90})
+    blank, set_ = Run.objects.order_by("id")
+    assert command_timeout_of(blank) == 3600 and command_timeout_of(set_) == 90
+    task.config = {k: v for k, v in task.config.items() if k != "training_timeout"}
+    task.save(update_fields=["config"])
+    blank.refresh_from_db()
+    assert command_timeout_of(blank) == DEFAULT_COMMAND_TIMEOUT
