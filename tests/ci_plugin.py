@@ -2,7 +2,9 @@
 
 Kinds: `docker` (the real engine), `bwrap` (bubblewrap namespaces), `browser` (Debian's chromium),
 `shared_data` (the released MLGym / MLR-Bench files under ../shared), and `postgres` (a database
-test while the database is PostgreSQL). A test is of a kind by its marker; the sandbox fixtures
+test while the database is PostgreSQL, or a test marked `postgres`: one that can only fail where
+writers really run at once, such as a race that SQLite's one-writer lock serializes away; it is
+skipped with that reason on SQLite, and in CI, whose database is PostgreSQL, the skip is a failure). A test is of a kind by its marker; the sandbox fixtures
 apply `docker`/`bwrap` to the backend they run on, `shared_data(path, ...)` names the files a test
 reads (the test is skipped, with the path, where they are missing).
 
@@ -49,13 +51,18 @@ def uses_database(item: pytest.Item) -> bool:
 
 def item_kinds(item: pytest.Item) -> list[str]:
     kinds = [kind for kind in KINDS[:-1] if item.get_closest_marker(kind)]
-    if uses_database(item) and _on_postgres():
+    if item.get_closest_marker("postgres") or (uses_database(item) and _on_postgres()):
         kinds.append("postgres")
     return kinds
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("postgres") and not _on_postgres():
+        pytest.skip(
+            "needs PostgreSQL: on SQLite one writer at a time serializes the race away, so this test "
+            "cannot fail here; set DATABASE_URL=postgres://... (CI does)"
+        )
     for marker in item.iter_markers("shared_data"):
         missing = [str(path) for path in marker.args if not Path(path).exists()]
         if missing:
@@ -82,6 +89,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         _executed.update(kinds)
     if report.skipped and not hasattr(report, "wasxfail") and in_ci():
         hidden = [] if "registry" in kinds else [kind for kind in kinds if kind in MUST_RUN_IN_CI]
+        if item.get_closest_marker("postgres"):
+            hidden.append("postgres")
         if hidden:
             report.outcome = "failed"
             report.longrepr = f"CI=true: a skipped {'/'.join(hidden)} test is a failure. It was skipped because: {_skip_reason(report)}"

@@ -141,9 +141,10 @@ def pytest_collection_modifyitems(config, items) -> None:
 class LiveURL(str):
     """The served stack's address; `.procs` are its gunicorn master and its daphne."""
 
-    def __new__(cls, url: str, procs: list) -> LiveURL:
+    def __new__(cls, url: str, procs: list, media_root: str = "") -> LiveURL:
         made = super().__new__(cls, url)
         made.procs = procs
+        made.media_root = media_root  # where the stack reads stored files (figures) from
         return made
 
 
@@ -180,8 +181,10 @@ def live_url(django_db_setup, django_db_blocker):
     settings changed in the test process do not reach them (only the environment does)."""
     import http.client
     import os
+    import shutil
     import socket
     import subprocess
+    import tempfile
     import time
 
     from config.redis_server import free_port
@@ -191,6 +194,7 @@ def live_url(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
         database = _database_url()
     port, ws_port = free_port(), free_port()
+    media_root = tempfile.mkdtemp(prefix="referee-live-media-")
     env = {
         **os.environ,
         "DATABASE_URL": database,
@@ -198,7 +202,8 @@ def live_url(django_db_setup, django_db_blocker):
         "REDIS_URL": settings.REDIS_URL,
         "WEBSOCKET_PORT": str(ws_port),
         "WEB_PROCESSES": "1",
-        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DJANGO_SETTINGS_MODULE": "tests.live_settings",  # config.settings + the tests' hasher and media
+        "REFEREE_LIVE_MEDIA_ROOT": media_root,
     }
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     procs = [
@@ -225,7 +230,7 @@ def live_url(django_db_setup, django_db_blocker):
             dead = [proc.args for proc in procs if proc.poll() is not None]
             assert not dead and time.monotonic() < deadline, f"the served stack did not start: {dead}"
             time.sleep(0.2)
-    yield LiveURL(f"http://127.0.0.1:{port}", procs)
+    yield LiveURL(f"http://127.0.0.1:{port}", procs, media_root)
     for proc in procs:
         proc.terminate()
     for proc in procs:
@@ -233,6 +238,7 @@ def live_url(django_db_setup, django_db_blocker):
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
+    shutil.rmtree(media_root, ignore_errors=True)
 
 
 @pytest.fixture

@@ -52,7 +52,7 @@ def test_it_shows_the_numbers_to_admins_only(client_for, researcher, reviewer, a
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_it_refreshes_the_numbers_while_the_page_is_open(live_server, admin_user, task, monkeypatch):
+def test_it_refreshes_the_numbers_while_the_page_is_open(live_url, admin_user, task, monkeypatch):
     from playwright.sync_api import sync_playwright
 
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # the test's ORM calls beside Playwright's loop
@@ -64,7 +64,7 @@ def test_it_refreshes_the_numbers_while_the_page_is_open(live_server, admin_user
         try:
             page = browser.new_page()
             page.clock.install()
-            page.goto(f"{live_server.url}/accounts/login/?next=/")
+            page.goto(f"{live_url}/accounts/login/?next=/")
             page.fill("input[name=username]", admin_user.username)
             page.fill("input[name=password]", f"pw-{admin_user.username}")
             page.click("button[type=submit]")

@@ -12,7 +12,7 @@ CLAUDE, GEMINI = "anthropic:claude-3-7-sonnet-20250219", "google:gemini-2.5-pro-
 KEYS = ("consistency", "clarity", "novelty", "feasibility", "significance", "overall")
 
 
-def test_it_drills_down_from_the_board_to_a_task_text_and_both_reviews(live_server, researcher):
+def test_it_drills_down_from_the_board_to_a_task_text_and_both_reviews(live_url, researcher):
     from playwright.sync_api import sync_playwright
 
     idea = rubric("idea")
@@ -30,7 +30,7 @@ def test_it_drills_down_from_the_board_to_a_task_text_and_both_reviews(live_serv
             page = browser.new_page()
             errors: list[str] = []
             page.on("pageerror", lambda error: errors.append(str(error)))
-            page.goto(f"{live_server.url}/accounts/login/?next=/judge/stepwise/idea/")
+            page.goto(f"{live_url}/accounts/login/?next=/judge/stepwise/idea/")
             page.fill("input[name=username]", researcher.username)
             page.fill("input[name=password]", f"pw-{researcher.username}")
             page.click("button[type=submit]")

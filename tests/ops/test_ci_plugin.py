@@ -35,6 +35,10 @@ def test_plain_skip():
 @pytest.mark.registry
 def test_registry_unreachable():
     pytest.skip("no container registry answers here")
+
+@pytest.mark.postgres
+def test_race_on_postgres():
+    pass
 """
 
 
@@ -59,11 +63,14 @@ def test_it_fails_the_run_on_a_skipped_docker_or_shared_data_test_in_ci(tmp_path
     assert "CI=true: a skipped docker test is a failure. It was skipped because: no Docker engine reachable" in out
     assert "CI=true: a skipped shared_data test is a failure" in out and "/nonexistent/mlgym/configs" in out
     assert "SKIPPED [1] test_suite.py" in out and "no container registry answers here" in out  # skips stay skips
+    # Django is off here, so the database is no PostgreSQL: the race test skips, and CI calls that a failure.
+    assert "CI=true: a skipped postgres test is a failure. It was skipped because: needs PostgreSQL" in out
     assert "docker 0, bwrap 1, browser 1, shared-data 0, registry 0, postgres 0 (of 2 tests executed) [CI=true]" in out
 
 
 def test_it_only_skips_outside_ci_and_still_counts(tmp_path: Path) -> None:
     result = _pytest(tmp_path, ci=False)
     assert result.returncode == 0, result.stdout
-    assert "2 passed, 4 skipped" in result.stdout
+    assert "2 passed, 5 skipped" in result.stdout
+    assert "needs PostgreSQL: on SQLite one writer at a time serializes the race away" in result.stdout
     assert "docker 0, bwrap 1, browser 1, shared-data 0, registry 0, postgres 0 (of 2 tests executed)" in result.stdout

@@ -3,9 +3,14 @@ from django.db import connections
 
 
 @pytest.fixture(autouse=True)
-def media_root(settings, tmp_path):
-    """Stored figures go to a per-test folder."""
-    settings.MEDIA_ROOT = tmp_path / "media"
+def media_root(settings, tmp_path, request):
+    """Stored figures go to a per-test folder, or to the served stack's (`live_url`) when the test uses it."""
+    if "live_url" in request.fixturenames:
+        from pathlib import Path
+
+        settings.MEDIA_ROOT = Path(request.getfixturevalue("live_url").media_root)
+    else:
+        settings.MEDIA_ROOT = tmp_path / "media"
     return settings.MEDIA_ROOT
 
 

@@ -318,3 +318,47 @@ def test_scipys_by_rejects_exactly_what_the_step_up_rule_rejects() -> None:
         if below:
             expect[order[: below[-1] + 1]] = True
         assert benjamini_yekutieli(p, 0.05)[1].tolist() == expect.tolist()
+
+
+def test_it_decides_bias_by_the_holm_corrected_p_not_the_raw_one() -> None:
+    """Raw p 0.02 is significant at 0.05; Holm across three criteria makes it 0.06, which is not."""
+    records = _records(omega=0.67, passed=True, worse=0.0, p_bias=0.02)
+    records["wilcoxon_signed_rank"]["p_holm"] = 0.06
+    cell = decide(records, alpha=0.05)
+    assert cell["verdict"] == REPLACE and cell["step"] == 2
+    assert next(n for n in cell["numbers"] if n["label"] == "bias p (Holm)")["value"] == 0.06
+
+
+def _three_criteria(seed: int, bumped: float, n_items: int = 60) -> AgreementData:
+    """Three criteria; the judge sits at the consensus but adds a point on a share of criterion A's items."""
+    rng = np.random.default_rng(seed)
+    quality = rng.uniform(2.5, 8.5, (n_items, 3))
+    humans = np.clip(np.rint(quality[:, None, :] + rng.normal(0, 1.0, (n_items, 3, 3))), 1, 10)
+    j = np.clip(np.rint(humans.mean(axis=1)), 1, 10)
+    bump = rng.random(n_items) < bumped
+    j[bump, 0] = np.clip(j[bump, 0] + 1, 1, 10)
+    return AgreementData(
+        criteria=("A", "B", "C"),
+        items=tuple(f"i{i}" for i in range(n_items)),
+        item_system=tuple("s" for _ in range(n_items)),
+        human_item=np.repeat(np.arange(n_items), 3),
+        human_reviewer=np.tile(np.array(NAMES), n_items),
+        human_scores=humans.reshape(-1, 3),
+        human_where=tuple(f"r{k}" for k in range(n_items * 3)),
+        judges=("judge",),
+        judge_scores=j.reshape(n_items, 1, 3),
+    )
+
+
+def test_the_verdict_holm_corrects_the_bias_test_across_criteria() -> None:
+    """Criterion A's bias is significant alone (raw p < 0.05) but not once corrected for three
+    criteria: the verdict must say 'can replace', and the p it shows is the corrected one."""
+    result = analyse(pair(_three_criteria(seed=4, bumped=0.2), "strict"), n_boot=50)
+    views = result["criteria"]["A"]["views"]
+    wil = views[next(iter(views))]["wilcoxon_signed_rank"]
+    raw = [result["criteria"][c]["views"][next(iter(views))]["wilcoxon_signed_rank"]["p_value"] for c in "ABC"]
+    assert wil["p_value"] < 0.05 <= wil["p_holm"]
+    assert wil["p_holm"] == pytest.approx(min(1.0, 3 * min(raw)))
+    cell = next(c for c in result["verdict"]["cells"] if c["criterion"] == "A")
+    assert cell["verdict"] == REPLACE, cell
+    assert next(n for n in cell["numbers"] if n["label"] == "bias p (Holm)")["value"] == wil["p_holm"]

@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
-def test_it_draws_every_chart_with_no_outside_request(live_server, admin_user, monkeypatch) -> None:
+def test_it_draws_every_chart_with_no_outside_request(live_url, admin_user, monkeypatch) -> None:
     from playwright.sync_api import sync_playwright
 
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API keeps a loop in this thread
@@ -29,11 +29,11 @@ def test_it_draws_every_chart_with_no_outside_request(live_server, admin_user, m
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         try:
             context = browser.new_context()
-            context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": live_server.url}])
+            context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": live_url}])
             page = context.new_page()
             page.on("request", lambda r: requests.append(r.url))
             page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(f"{live_server.url}/agreement/{campaign.code}/?pairing=mlrbench&bootstrap=100")
+            page.goto(f"{live_url}/agreement/{campaign.code}/?pairing=mlrbench&bootstrap=100")
             # Each chart has drawn its traces (SVG groups of points or bars), not just an empty frame.
             page.wait_for_function(
                 "[...document.querySelectorAll('.js-plotly-plot')].filter(e => e.querySelector('g.trace')).length === 20"
@@ -50,11 +50,11 @@ def test_it_draws_every_chart_with_no_outside_request(live_server, admin_user, m
     assert errors == []
     assert drawn == 20
     assert "pairing=strict" in href
-    outside = [u for u in requests if not u.startswith(live_server.url)]
+    outside = [u for u in requests if not u.startswith(live_url)]
     assert outside == []
 
 
-def test_it_shows_the_verdict_first_and_every_cell_leads_to_its_evidence(live_server, admin_user, monkeypatch) -> None:
+def test_it_shows_the_verdict_first_and_every_cell_leads_to_its_evidence(live_url, admin_user, monkeypatch) -> None:
     from playwright.sync_api import sync_playwright
 
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -68,10 +68,10 @@ def test_it_shows_the_verdict_first_and_every_cell_leads_to_its_evidence(live_se
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         try:
             context = browser.new_context(viewport={"width": 1280, "height": 800})
-            context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": live_server.url}])
+            context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": live_url}])
             page = context.new_page()
             page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(f"{live_server.url}/agreement/{campaign.code}/?bootstrap=0")
+            page.goto(f"{live_url}/agreement/{campaign.code}/?bootstrap=0")
             # The first things in the page's content: its title, then the verdict table.
             first = page.eval_on_selector(
                 "#main",

@@ -33,11 +33,11 @@ def _wait_saved(page) -> None:
     page.wait_for_function("document.getElementById('save-status').textContent.startsWith('Draft saved')")
 
 
-def test_it_scores_reloads_to_the_draft_and_submits(live_server, browser, reviewer, world) -> None:
+def test_it_scores_reloads_to_the_draft_and_submits(live_url, browser, reviewer, world) -> None:
     page = browser.new_page(viewport={"width": 390, "height": 844})  # a phone
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    _login(page, live_server.url, reviewer)
+    _login(page, live_url, reviewer)
     page.click(f"a.queue-title[href='/review/a/{world['mine'].code}/']")
     page.wait_for_selector("#review-form", state="attached")
     assert page.title().startswith(f"Item {world['mine'].code}")
@@ -62,20 +62,20 @@ def test_it_scores_reloads_to_the_draft_and_submits(live_server, browser, review
         page.fill(f"#id_just_{key}", f"{key} is adequate.")
     page.select_option("#id_confidence", "4")
     page.click("#submit-review")
-    page.wait_for_url(f"{live_server.url}/review/")
+    page.wait_for_url(f"{live_url}/review/")
     assert "Review submitted" in page.content()
     review = Review.objects.get(assignment=world["mine"])
     assert review.status == Review.Status.SUBMITTED and review.score_of("clarity") == 7 and review.confidence == 4
-    page.goto(f"{live_server.url}/review/a/{world['mine'].code}/")
+    page.goto(f"{live_url}/review/a/{world['mine'].code}/")
     assert page.is_disabled("input[name=score_clarity][value='7']")
     assert errors == []
 
 
-def test_it_keeps_typing_done_offline_and_syncs_it_later(live_server, browser, reviewer, world) -> None:
+def test_it_keeps_typing_done_offline_and_syncs_it_later(live_url, browser, reviewer, world) -> None:
     context = browser.new_context()
     page = context.new_page()
-    _login(page, live_server.url, reviewer)
-    page.goto(f"{live_server.url}/review/a/{world['mine'].code}/")
+    _login(page, live_url, reviewer)
+    page.goto(f"{live_url}/review/a/{world['mine'].code}/")
     page.wait_for_selector("#review-form", state="attached")
     # The connection drops: every autosave fails.
     page.route("**/draft", lambda route: route.abort())
@@ -92,9 +92,9 @@ def test_it_keeps_typing_done_offline_and_syncs_it_later(live_server, browser, r
     context.close()
 
 
-def test_it_shows_nothing_to_a_reviewer_typing_another_reviewers_url(live_server, browser, reviewer, world) -> None:
+def test_it_shows_nothing_to_a_reviewer_typing_another_reviewers_url(live_url, browser, reviewer, world) -> None:
     page = browser.new_page()
-    _login(page, live_server.url, reviewer)
-    response = page.goto(f"{live_server.url}/review/a/{world['theirs'].code}/")
+    _login(page, live_url, reviewer)
+    response = page.goto(f"{live_url}/review/a/{world['theirs'].code}/")
     assert response.status == 404
     assert page.locator("#review-form").count() == 0 and page.locator(".paper").count() == 0

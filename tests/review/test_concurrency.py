@@ -1,8 +1,10 @@
 """Two workers assigning the same campaign at once never double-assign.
 
 Threads share the test database (transaction=True so each thread commits for real); processes
-share it too on PostgreSQL (DATABASE_URL, as in CI), and a file SQLite database in WAL mode (the
-production default) otherwise: see tests/processes.py.
+share it too (DATABASE_URL, see tests/processes.py). Both run on PostgreSQL only (marker `postgres`,
+a failure if skipped in CI): SQLite lets one writer in at a time, so there these tests pass even with
+the campaign lock and both unique constraints of Assignment removed; on PostgreSQL that mutation
+assigns every item three or four times over.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ def _check_invariants(rows: list[tuple[int, int, int, str]], k: int, n_items: in
     assert len(per_item) == n_items and set(per_item.values()) == {k}, per_item
 
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_it_never_double_assigns_when_threads_assign_at_once() -> None:
     papers = [make_paper() for _ in range(12)]
@@ -78,6 +81,7 @@ print(campaign_assign(campaign=Campaign.objects.get(name="race")).created)
 
 
 @pytest.mark.slow
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)  # on PostgreSQL the processes share this test's database
 def test_it_never_double_assigns_when_processes_assign_at_once(tmp_path: Path) -> None:
     db = process_database(tmp_path)

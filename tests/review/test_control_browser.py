@@ -35,8 +35,8 @@ def _saved(page) -> None:
     page.wait_for_function("document.getElementById('save-status').textContent.startsWith('Draft saved')")
 
 
-def test_it_closes_to_read_only_and_reopens(live_server, browser, admin_user, reviewer) -> None:
-    base = live_server.url
+def test_it_closes_to_read_only_and_reopens(live_url, browser, admin_user, reviewer) -> None:
+    base = live_url
     campaign = campaign_create(
         name="Closing study", rubric=make_rubric(), artifacts=[make_paper(figures={})], reviewers=[reviewer],
         reviewers_per_item=1,

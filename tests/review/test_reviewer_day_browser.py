@@ -45,11 +45,11 @@ def world(reviewer):
     return {"mine": Assignment.objects.get(reviewer=reviewer)}
 
 
-def _open_item(browser, live_server, reviewer, assignment, viewport):
+def _open_item(browser, live_url, reviewer, assignment, viewport):
     page = browser.new_page(viewport=viewport)
     page.errors = []
     page.on("pageerror", lambda e: page.errors.append(str(e)))
-    _login(page, live_server.url, reviewer)
+    _login(page, live_url, reviewer)
     page.click(f"#next-item[href='/review/a/{assignment.code}/']")  # the next item, one click from the queue
     page.wait_for_selector("#review-form", state="attached")
     return page
@@ -76,8 +76,8 @@ NUMBER_CHECK = """() => [...document.querySelectorAll('.paper td')].filter(td =>
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_it_lets_the_reviewer_read_and_score_at_once(live_server, browser, reviewer, world, viewport) -> None:
-    page = _open_item(browser, live_server, reviewer, world["mine"], viewport)
+def test_it_lets_the_reviewer_read_and_score_at_once(live_url, browser, reviewer, world, viewport) -> None:
+    page = _open_item(browser, live_url, reviewer, world["mine"], viewport)
     if viewport is PHONE:
         # Closed, the sheet is a Score bar at the bottom, with the counter; the paper fills the screen.
         bar = page.locator("#sheet-toggle").bounding_box()
@@ -109,9 +109,9 @@ def test_it_lets_the_reviewer_read_and_score_at_once(live_server, browser, revie
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_it_names_the_missing_criteria_before_sending_anything(live_server, browser, reviewer, world, viewport) -> None:
+def test_it_names_the_missing_criteria_before_sending_anything(live_url, browser, reviewer, world, viewport) -> None:
     a = world["mine"]
-    page = _open_item(browser, live_server, reviewer, a, viewport)
+    page = _open_item(browser, live_url, reviewer, a, viewport)
     submits: list[str] = []
     page.on("request", lambda r: submits.append(r.url) if r.url.endswith("/submit") else None)
     _show_rubric(page, viewport)
@@ -136,7 +136,7 @@ def test_it_names_the_missing_criteria_before_sending_anything(live_server, brow
     assert "Novelty" not in page.inner_text("#gap-summary")  # the list shrinks as gaps close
     assert "5 of 5 criteria scored" in page.text_content("#criteria-count")
     page.click("#submit-review")
-    page.wait_for_url(f"{live_server.url}/review/")
+    page.wait_for_url(f"{live_url}/review/")
     assert "1 of 1 done" in page.content()
     review = Review.objects.get(assignment=a)
     assert review.status == Review.Status.SUBMITTED and review.score_of("clarity") == 7
@@ -145,11 +145,9 @@ def test_it_names_the_missing_criteria_before_sending_anything(live_server, brow
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_it_reports_a_problem_and_keeps_the_reviewer_on_the_item(
-    live_server, browser, reviewer, world, viewport
-) -> None:
+def test_it_reports_a_problem_and_keeps_the_reviewer_on_the_item(live_url, browser, reviewer, world, viewport) -> None:
     a = world["mine"]
-    page = _open_item(browser, live_server, reviewer, a, viewport)
+    page = _open_item(browser, live_url, reviewer, a, viewport)
     _show_rubric(page, viewport)
     page.fill("#id_just_overall", "Half a thought")
     page.click("#report-problem summary")

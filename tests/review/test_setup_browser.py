@@ -5,20 +5,12 @@ page, the plan is previewed and applied, and an item is previewed as a reviewer 
 from __future__ import annotations
 
 import pytest
-from django.urls import get_resolver
 
 from benchmark.models import Artifact
 from review.models import Campaign
 from tests.review.factories import make_paper, make_reviewer, make_rubric
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(autouse=True)
-def _views_loaded() -> None:
-    """Import every view in this process before the live server (a thread of it) takes its first
-    request: on a loaded machine that import alone can outlast the browser's navigation timeout."""
-    get_resolver().url_patterns  # noqa: B018
 
 
 def _login(page, base: str, user, next_url: str) -> None:
@@ -29,7 +21,7 @@ def _login(page, base: str, user, next_url: str) -> None:
     page.wait_for_url(f"{base}{next_url}")
 
 
-def test_it_sets_a_campaign_up_in_the_browser(live_server, browser, admin_user) -> None:  # noqa: F811
+def test_it_sets_a_campaign_up_in_the_browser(live_url, browser, admin_user) -> None:  # noqa: F811
     rubric = make_rubric()
     papers = [make_paper(slug="iclr_vision_a", backbone="gemini"), make_paper(slug="iclr_speech_b", backbone="gemini")]
     idea = Artifact.objects.create(research_run=papers[0].research_run, stage=Artifact.Stage.IDEA, content="an idea")
@@ -38,7 +30,7 @@ def test_it_sets_a_campaign_up_in_the_browser(live_server, browser, admin_user) 
     page.set_default_timeout(60_000)  # two shared cores
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    base = live_server.url
+    base = live_url
     _login(page, base, admin_user, "/review/campaigns/new")
 
     items = page.locator("#picker-artifacts")

@@ -13,13 +13,13 @@ from tests.review.trajectory_factories import trajectory_campaign, trajectory_ru
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_it_lets_a_reviewer_score_a_trajectory_with_a_step_tag(live_server, browser, reviewer) -> None:
+def test_it_lets_a_reviewer_score_a_trajectory_with_a_step_tag(live_url, browser, reviewer) -> None:
     trajectory_campaign([reviewer])
     a = Assignment.objects.get()
     page = browser.new_page(viewport={"width": 1366, "height": 900})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    _login(page, live_server.url, reviewer)
+    _login(page, live_url, reviewer)
     page.click(f"#next-item[href='/review/a/{a.code}/']")
     page.wait_for_selector("#trajectory-steps")
     assert page.locator(".trajectory-step").count() == 3
@@ -45,13 +45,13 @@ def test_it_lets_a_reviewer_score_a_trajectory_with_a_step_tag(live_server, brow
         page.fill(f"#id_just_{dim['key']}", f"{dim['name']}: seen in the steps.")
     page.select_option("#id_confidence", "4")
     page.click("#submit-review")
-    page.wait_for_url(f"{live_server.url}/review/")
+    page.wait_for_url(f"{live_url}/review/")
     review = Review.objects.get(assignment=a)
     assert review.status == Review.Status.SUBMITTED
     assert review.step_tags == [tag]
     assert review.score_of("approach") == 3 and review.score_of("overall") == 7
     # Submitted and locked: the note is shown as text, escaped, with nothing left to type into.
-    page.goto(f"{live_server.url}/review/a/{a.code}/")
+    page.goto(f"{live_url}/review/a/{a.code}/")
     assert page.eval_on_selector("#step-2 .step-tags", "d => d.open") is True
     assert page.inner_text("#step-2 [data-step-tag-note-text]") == "same edit <b>again</b>"
     assert page.locator("input[data-step-tag-note]").count() == 0

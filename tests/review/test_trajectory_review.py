@@ -21,7 +21,13 @@ from review.exports import reviews_csv, reviews_json
 from review.models import TRAJECTORY, Assignment, Campaign, CampaignItem, Review
 from review.services import AssignmentError, campaign_add_reviewers, campaign_assign, campaign_create
 from tests.review.factories import make_paper, make_rubric
-from tests.review.trajectory_factories import full_trajectory_post, make_run, trajectory_campaign, trajectory_rubric
+from tests.review.trajectory_factories import (
+    full_trajectory_post,
+    make_run,
+    run_tells,
+    trajectory_campaign,
+    trajectory_rubric,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -78,11 +84,7 @@ def test_it_sets_up_a_trajectory_campaign_from_finished_runs(client_for, admin_u
 
 
 def _leaks(body: str, run: Run) -> list[str]:
-    found = [
-        w
-        for w in ("claude", "ClaudeCoder", "anthropic", str(run.code), str(run.agent.code))
-        if w.lower() in body.lower()
-    ]
+    found = [w for w in ("claude", "anthropic", *run_tells(run)) if w.lower() in body.lower()]
     found += [w for w in ("1.2345", "0.177", "tokens") if w in body]
     return found
 
@@ -100,7 +102,13 @@ def test_it_shows_the_reviewer_the_trajectory_blinded_step_by_step(client_for, r
     assert "Step 1: as [system] I will edit strategy.py (run [id])." in body
     assert "edit strategy.py 2" in body and "Score = 1.25" in body  # actions and the validation score
     assert "&quot;total_cost&quot;: &quot;[hidden]&quot;" in body  # recorded costs hidden, as in traces
+    # The owner, the import folder and file and the endpoint are in every step's output: replaced.
     assert _leaks(body, item.run) == [] and "JUDGE-VERDICT" not in body
+    assert "saved by [id] to /data/imports/[id]/[id] via [system]" in body
+    # The one request the page makes (the draft autosave) answers without them too.
+    saved = c.post(reverse("review:draft", args=[a.code]), json.dumps({"revision": 1, "scores": {}}),
+                   content_type="application/json")  # fmt: skip
+    assert saved.status_code == 200 and _leaks(saved.content.decode(), item.run) == []
     assert item.run.task.title in body  # the task is shared by every system: shown
     assert 'name="steptag_3_loop"' in body and 'form="review-form"' in body
     queue = c.get(reverse("review:queue")).content.decode()

@@ -183,6 +183,8 @@ print("wrote to", wrote, "fds", flush=True)
     result = score(backend, evaluator_dir, source)
     assert_not_forged(result)
     assert "wrote to" in result.output  # the attack ran
+    # Its line reached the evaluator only on its own reply pipe, before ready, and was refused there.
+    assert not result.ok and "the submission's driver sent {'total': 999} instead of ready" in result.output
 
 
 def test_it_ignores_forged_lines_on_every_inherited_fd_and_the_metrics_path(backend, evaluator_dir) -> None:
@@ -271,6 +273,8 @@ def play(n):
     result = score(backend, evaluator_dir, source, call_timeout=20)
     assert_not_forged(result)
     assert len(result.output) < 20_000  # only a capped tail of the submission's output comes back
+    # Its output filled its own sandbox's disk (64 MB here), which stopped it there.
+    assert not result.ok and "play raised OSError: [Errno 28] No space left on device" in result.output
 
 
 @pytest.mark.parametrize(
@@ -294,6 +298,15 @@ def test_it_refuses_non_finite_huge_and_mistyped_moves(backend, evaluator_dir, m
     result = score(backend, evaluator_dir, "def play(n):\n" + body)
     assert not result.ok and result.metrics is None, result
     assert_not_forged(result)
+    reason = {
+        "float('nan')": "the reply is not JSON data: ValueError: Out of range float values are not JSON compliant",
+        "float('inf')": "the reply is not JSON data: ValueError: Out of range float values are not JSON compliant",
+        "10 ** 400": "play returned 1000000",
+        "1e308": "play returned 1e+308; it must return 0 or 1",
+        "'1'": "play returned '1'; it must return 0 or 1",
+        "RAW_NAN": "the submission's reply is not JSON data: NaN is not a number JSON allows",
+    }[move]
+    assert result.output.startswith(f"evaluation failed: {reason}"), result.output[:500]
 
 
 def test_it_fails_a_submission_that_sleeps_forever_in_a_call_or_at_load(backend, evaluator_dir) -> None:
@@ -324,6 +337,12 @@ def test_it_leaves_nothing_running_after_a_submission_that_forks_and_exits(backe
     spec = SandboxSpec(memory_mb=512, disk_mb=64, labels={"test.marker": marker})
     result = score(backend, evaluator_dir, source, spec=spec)
     assert_not_forged(result)
+    # The orphan's forged lines reached the evaluator only as replies: refused as such.
+    first = result.output.splitlines()[0]
+    assert not result.ok and (
+        first == "evaluation failed: the submission's driver sent {'total': 999} instead of ready"
+        or first.startswith("evaluation failed: the submission answered out of turn")
+    ), result.output[:500]
     if backend == "docker":
         from sandbox.docker import sandbox_containers
 

@@ -20,7 +20,7 @@ def toy_task() -> Task:
     )
 
 
-def test_it_draws_the_profiles_and_the_analysis_charts(live_server, researcher, toy_task):
+def test_it_draws_the_profiles_and_the_analysis_charts(live_url, researcher, toy_task):
     vendored = Path(settings.BASE_DIR) / "static" / "vendor" / "plotly.min.js"
     if not vendored.exists():
         pytest.fail(f"{vendored} is missing: run `manage.py vendor_static` (make test does)")
@@ -38,7 +38,7 @@ def test_it_draws_the_profiles_and_the_analysis_charts(live_server, researcher, 
             page = browser.new_page()
             errors: list[str] = []
             page.on("pageerror", lambda error: errors.append(str(error)))
-            page.goto(f"{live_server.url}/accounts/login/?next=/leaderboards/")
+            page.goto(f"{live_url}/accounts/login/?next=/leaderboards/")
             page.fill("input[name=username]", researcher.username)
             page.fill("input[name=password]", f"pw-{researcher.username}")
             page.click("button[type=submit]")
@@ -68,9 +68,7 @@ def overlap(a: list[float], b: list[float]) -> bool:
     return a[0] < b[2] - 1 and b[0] < a[2] - 1 and a[1] < b[3] - 1 and b[1] < a[3] - 1
 
 
-def test_it_filters_with_chips_keeps_the_method_column_in_view_and_draws_labels_apart(
-    live_server, researcher, toy_task
-):
+def test_it_filters_with_chips_keeps_the_method_column_in_view_and_draws_labels_apart(live_url, researcher, toy_task):
     from playwright.sync_api import sync_playwright
 
     names = [f"a-rather-long-method-name-number-{i}" for i in range(8)]
@@ -88,7 +86,7 @@ def test_it_filters_with_chips_keeps_the_method_column_in_view_and_draws_labels_
         )
         try:
             page = browser.new_page(viewport={"width": 1000, "height": 900})
-            page.goto(f"{live_server.url}/accounts/login/?next=/leaderboards/")
+            page.goto(f"{live_url}/accounts/login/?next=/leaderboards/")
             page.fill("input[name=username]", researcher.username)
             page.fill("input[name=password]", f"pw-{researcher.username}")
             page.click("button[type=submit]")

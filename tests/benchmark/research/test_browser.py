@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -25,11 +26,11 @@ def _png(width: int = 4, height: int = 3) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
 
 
-def test_it_renders_math_and_figures_of_a_paper_offline(live_server, researcher, tmp_path, monkeypatch, settings):
+def test_it_renders_math_and_figures_of_a_paper_offline(live_url, researcher, monkeypatch, settings):
     from playwright.sync_api import sync_playwright
 
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.MEDIA_ROOT = Path(live_url.media_root)  # where the served stack reads stored figures
     task = Task.objects.create(
         slug="iclr2025_b", version_hash="b" * 64, kind=Task.Kind.MLR, title="B", description="# B"
     )
@@ -53,10 +54,10 @@ def test_it_renders_math_and_figures_of_a_paper_offline(live_server, researcher,
             args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
         )
         context = browser.new_context()
-        context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}])
+        context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_url}])
         page = context.new_page()
-        page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(live_server.url) else None)
-        page.goto(f"{live_server.url}/research/{run.code}/paper/")
+        page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(live_url) else None)
+        page.goto(f"{live_url}/research/{run.code}/paper/")
         page.wait_for_selector(".markdown span.math[data-rendered] .katex", timeout=10_000)
         assert page.locator(".markdown .katex-display").count() == 1  # the $$ block, as display math
         assert page.locator(".markdown span.math .katex").count() == 2
@@ -87,7 +88,7 @@ def test_it_renders_finished_stages_live_with_red_failures_and_a_form_for_the_ch
         thread.start()
         thread.join()
 
-    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.MEDIA_ROOT = Path(live_url.media_root)  # where the served stack reads stored figures
     task = Task.objects.create(
         slug="iclr2025_live", version_hash="l" * 64, kind=Task.Kind.MLR, title="Live workshop", description="# L"
     )

@@ -1,7 +1,7 @@
 """In a real browser: launch a baseline run and watch its steps arrive live, without reloading.
 
-Daphne serves the real ASGI app (HTTP + websockets) from a thread of the test process, so it
-shares the test database; an RQ SimpleWorker drains the `runs` queue from another thread and
+The stack `make up` serves (`live_url`: gunicorn for HTTP, daphne for websockets, processes of
+their own on the session's test database); an RQ SimpleWorker drains the `runs` queue from another thread and
 runs the job in the real Docker sandbox.
 """
 

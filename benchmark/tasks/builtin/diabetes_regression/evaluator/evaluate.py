@@ -51,7 +51,10 @@ def main() -> None:
             fail(f"{args.submission}: id {key} has the prediction {predictions[key]!r}, not a finite number")
         predicted[key] = value
     mean = sum(targets.values()) / len(targets)
-    residual = sum((targets[key] - predicted[key]) ** 2 for key in targets)
+    try:
+        residual = sum((targets[key] - predicted[key]) ** 2 for key in targets)
+    except OverflowError:  # a finite prediction such as 1e308 whose square is not
+        fail(f"{args.submission}: the predictions are so large that their squared error is not a finite number")
     total = sum((value - mean) ** 2 for value in targets.values())
     rmse = math.sqrt(residual / len(targets))
     emit({"r2": 1 - residual / total, "rmse": rmse, "rows": len(targets)})

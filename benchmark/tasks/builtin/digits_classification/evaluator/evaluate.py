@@ -44,7 +44,7 @@ def main() -> None:
     for key, label in labels.items():
         try:
             correct += int(float(predictions[key])) == int(label)
-        except ValueError:
+        except (ValueError, OverflowError):  # OverflowError: inf, which int() cannot take
             fail(f"{args.submission}: id {key} has the label {predictions[key]!r}, not an integer")
     emit({"accuracy": correct / len(labels), "rows": len(labels)})
 
