@@ -44,7 +44,10 @@ def test_race_on_postgres():
 
 def _pytest(tmp_path: Path, *, ci: bool) -> subprocess.CompletedProcess[str]:
     (tmp_path / "test_suite.py").write_text(SUITE)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "CI": "true" if ci else ""}
+    # Django off for real: without its settings module (which pytest-django exports to children) the
+    # plugin cannot see CI's PostgreSQL, whatever DATABASE_URL says.
+    inherited = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL")}
+    env = {**inherited, "PYTHONPATH": str(ROOT), "CI": "true" if ci else ""}
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "tests.ci_plugin", "-p", "no:django", "-p", "no:cacheprovider"]
         + ["-p", "no:tests.redis_plugin", "-rA", "test_suite.py"],
