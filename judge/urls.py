@@ -1,6 +1,6 @@
 from django.urls import path
 
-from judge import views
+from judge import findings_views, views
 
 app_name = "judge"
 
@@ -13,6 +13,8 @@ urlpatterns = [
     path("judge/artifacts/<uuid:code>/", views.artifact_judgments, name="artifact_judgments"),
     path("judge/artifacts/<uuid:code>/request/", views.judgment_request_view, name="judgment_request"),
     path("judge/judgments/<uuid:code>/", views.judgment_detail, name="judgment_detail"),
+    path("judge/findings/", findings_views.findings_page, name="findings"),
+    path("judge/findings.json", findings_views.findings_json, name="findings_json"),
     path("judge/stepwise/<slug:stage>/", views.stepwise_leaderboard, name="stepwise_leaderboard"),
     path("judge/stepwise/<slug:stage>/leaderboard.<str:fmt>", views.stepwise_export, name="stepwise_export"),
     path("judge/stepwise/<slug:stage>/tasks/<uuid:code>/", views.stepwise_task, name="stepwise_task"),
