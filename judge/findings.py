@@ -118,9 +118,16 @@ def _short(judge: str) -> str:
 
 
 def _judgments(**filters: Any) -> list[Judgment]:
-    """Each judge's latest succeeded judgment per artifact (re-imports or re-runs never count twice)."""
+    """Each judge's latest succeeded judgment per artifact (re-imports or re-runs never count twice); only the
+    release's own reviews of released runs: the page shows the paper's findings, and researchers may read it."""
     rows = (
-        Judgment.objects.filter(status=Judgment.Status.SUCCEEDED, **filters)
+        Judgment.objects.filter(
+            status=Judgment.Status.SUCCEEDED,
+            source=Judgment.Source.MLRBENCH,
+            artifact__research_run__source__in=ResearchRun.RELEASED,
+            artifact__research_run__owner__isnull=True,  # released data is ownerless
+            **filters,
+        )
         .select_related("artifact__research_run__task", "rubric")
         .order_by("artifact_id", "judge_model", "-created_at", "-id")
     )
@@ -142,6 +149,7 @@ def _stepwise_experiments() -> list[Artifact]:
             stage=Artifact.Stage.EXPERIMENT,
             research_run__source=ResearchRun.Source.STEPWISE,
             research_run__stages=[Artifact.Stage.EXPERIMENT],
+            research_run__owner__isnull=True,
         )
         .select_related("research_run__task")
         .order_by("research_run__backbone", "research_run__task__slug")
@@ -367,7 +375,9 @@ def _stage_cost(artifact: Artifact, fallback_model: str) -> dict[str, Any]:
 
 def costs() -> dict[str, Any]:
     """Per backbone: the mean cost per end-to-end run, every stage counted (or named as unpriced)."""
-    runs = ResearchRun.objects.filter(source=ResearchRun.Source.MLRBENCH).prefetch_related("artifacts")
+    runs = ResearchRun.objects.filter(source=ResearchRun.Source.MLRBENCH, owner__isnull=True).prefetch_related(
+        "artifacts"
+    )
     by_backbone: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for run in runs.select_related("task").order_by("backbone", "task__slug"):
         stages = []

@@ -6,11 +6,13 @@ import dataclasses
 import json
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from accounts.roles import ADMIN, RESEARCHER, role_required
+from judge.access import may_see_released_judgments
 from judge.findings import findings_compute
 
 
@@ -23,12 +25,16 @@ def _plain(value: Any) -> Any:
 @require_GET
 @role_required(RESEARCHER, ADMIN)
 def findings_page(request: HttpRequest) -> HttpResponse:
+    if not may_see_released_judgments(request.user):
+        raise PermissionDenied  # model identity next to judge scores: never for a reviewer
     return render(request, "judge/findings.html", {"f": findings_compute()})
 
 
 @require_GET
 @role_required(RESEARCHER, ADMIN)
 def findings_json(request: HttpRequest) -> HttpResponse:
+    if not may_see_released_judgments(request.user):
+        raise PermissionDenied
     body = json.dumps({**findings_compute()}, default=_plain, indent=1)
     response = HttpResponse(body, content_type="application/json")
     response["Content-Disposition"] = 'attachment; filename="mlrbench-findings.json"'
