@@ -341,6 +341,9 @@ SEMANTIC_SCHOLAR_API_KEY = env_str("SEMANTIC_SCHOLAR_API_KEY", "")
 _shared = BASE_DIR.parent / "shared"
 MLGYM_DIR = env_str("MLGYM_DIR", str(_shared / "mlgym") if (_shared / "mlgym").exists() else "")
 MLRBENCH_DIR = env_str("MLRBENCH_DIR", str(_shared / "mlrbench") if (_shared / "mlrbench").exists() else "")
+# Which backbone's papers the human hallucination check's "MLR Agent" rows are: the release does not
+# say, so make up links them only when this names one (empty: kept unlinked; links made before stay).
+MLRBENCH_LABELS_BACKBONE = env_choice("MLRBENCH_LABELS_BACKBONE", "", ("", "claude", "gemini", "o4-mini"))
 
 # Auth and mail.
 LOGIN_URL = "accounts:login"

@@ -33,6 +33,13 @@ def seed(stdout: TextIO) -> None:
     if labels.is_file():
         from review.hallucination import import_hallucination_labels
 
-        # Unlinked: the CSV does not say which backbone's paper MLR Agent's rows are (see the importer).
-        report = import_hallucination_labels(labels)
-        stdout.write(f"{report.lines()[0]} (link them: manage.py import_hallucination_labels CSV --backbone ...)\n")
+        # The CSV does not say which backbone's paper MLR Agent's rows are: linked only to the one the
+        # settings name (MLRBENCH_LABELS_BACKBONE); without it unlinked, and links made before stay.
+        backbone = settings.MLRBENCH_LABELS_BACKBONE or None
+        report = import_hallucination_labels(labels, backbone=backbone)
+        hint = (
+            ""
+            if backbone
+            else " (link them: MLRBENCH_LABELS_BACKBONE, or manage.py import_hallucination_labels CSV --backbone ...)"
+        )
+        stdout.write(f"{report.lines()[0]}{hint}\n")

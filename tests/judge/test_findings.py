@@ -251,3 +251,28 @@ def test_a_researcher_who_also_reviews_is_refused(researcher, client_for):
 
     researcher.groups.add(Group.objects.get_or_create(name="reviewer")[0])
     assert client_for(researcher).get(reverse("judge:findings")).status_code == 403
+
+
+@needs_data
+def test_make_up_links_the_mlr_agent_labels_only_to_the_backbone_the_settings_name(settings):
+    from review import demo
+    from review.models import HallucinationLabel
+    from tests.judge.test_mlr_reviews import _released_papers
+
+    settings.MLRBENCH_DIR = str(SHARED)
+    rubric("end2end")  # the study campaign needs the end-to-end rubric
+    papers = _released_papers()
+    mlr_agent = HallucinationLabel.objects.filter(system="MLR Agent")
+    settings.MLRBENCH_LABELS_BACKBONE = ""
+    out = io.StringIO()
+    demo.seed(stdout=out)
+    assert mlr_agent.count() == 36 and not mlr_agent.exclude(artifact=None).exists()
+    assert "MLRBENCH_LABELS_BACKBONE" in out.getvalue()  # says how to link them
+    settings.MLRBENCH_LABELS_BACKBONE = "o4-mini"
+    demo.seed(stdout=io.StringIO())
+    linked = mlr_agent.exclude(artifact=None)
+    assert linked.count() == 36  # 9 rows x 4 kinds; iclr2025_scope has no MLR Agent row
+    assert {label.artifact_id for label in linked} == {papers[(label.workshop, "o4-mini")].pk for label in linked}
+    settings.MLRBENCH_LABELS_BACKBONE = ""
+    demo.seed(stdout=io.StringIO())  # a later make up without the setting keeps the links
+    assert mlr_agent.exclude(artifact=None).count() == 36
