@@ -24,13 +24,17 @@ per-task flags with per-task labels and is called from there (review/templatetag
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.cache import caches
+
 from benchmark.models import Artifact, ResearchRun
-from benchmark.research.fabrication import audit_texts, collect_sources
+from benchmark.research.fabrication import AUDIT_VERSION, audit_texts, collect_sources
 from judge.models import JudgeExperiment, Judgment, Rubric
 
 ATTRIBUTION = (
@@ -177,8 +181,7 @@ def experiment_flags(*, audit: bool = True) -> dict[str, Any]:
             "both": all(flags.values()) if flags and all(v is not None for v in flags.values()) else None,
         }
         if audit:
-            sources, excluded = collect_sources(experiment)
-            result = audit_texts(experiment.content, sources, excluded)
+            result = _audit(experiment)
             row["audit"] = {
                 "claims": result["claims"],
                 "flagged": result["flagged"],
@@ -208,6 +211,24 @@ def experiment_flags(*, audit: bool = True) -> dict[str, Any]:
             source["matches"] = bool(published) and (c["flagged"], c["judged"]) == (published["value"], published["of"])
         block["reproduced_by"] = [x["name"] for x in block["sources"] if x["matches"]]
     return {"judges": judges, "judge_names": names, "agents": list(agents.values())}
+
+
+def _audit(experiment: Artifact) -> dict[str, Any]:
+    """The fabrication audit of an experiment's own report, cached per (audit version, artifact, its text and
+    files): it reads every trace and log the run stored (seconds), while its inputs change only on re-import."""
+    digest = hashlib.sha256(
+        json.dumps([AUDIT_VERSION, experiment.pk, experiment.content, experiment.files, experiment.data], default=str,
+                   sort_keys=True).encode()
+    ).hexdigest()  # fmt: skip
+    key = f"findings:audit:{digest}"
+    cache = caches["agreement"]
+    result = cache.get(key)
+    if result is None:
+        sources, excluded = collect_sources(experiment)
+        full = audit_texts(experiment.content, sources, excluded)
+        result = {k: full[k] for k in ("claims", "flagged", "note")}
+        cache.set(key, result, timeout=None)
+    return result
 
 
 def _count(values: list[bool | None]) -> dict[str, int]:
