@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.cache import caches
+from django.db.models import Prefetch
 
 from benchmark.models import Artifact, ResearchRun
 from benchmark.research.fabrication import AUDIT_VERSION, audit_texts, collect_sources
@@ -121,7 +122,26 @@ def _short(judge: str) -> str:
     return judge.split(":")[-1]
 
 
-def _judgments(**filters: Any) -> list[Judgment]:
+@dataclass
+class Scored:
+    """What the page needs of one judgment (rows, not model instances: a review's reply, the paper's text
+    and the run's settings are most of a judgment row's bytes and none of what is shown)."""
+
+    artifact_id: int
+    judge_model: str
+    scores: dict[str, Any]
+    rubric_id: int
+    backbone: str
+    task: str
+
+    def score_of(self, key: str) -> float | None:
+        value = (self.scores or {}).get(key)
+        if isinstance(value, dict):
+            value = value.get("score")
+        return float(value) if isinstance(value, int | float) else None
+
+
+def _judgments(**filters: Any) -> list[Scored]:
     """Each judge's latest succeeded judgment per artifact (re-imports or re-runs never count twice); only the
     release's own reviews of released runs: the page shows the paper's findings, and researchers may read it."""
     rows = (
@@ -132,16 +152,27 @@ def _judgments(**filters: Any) -> list[Judgment]:
             artifact__research_run__owner__isnull=True,  # released data is ownerless
             **filters,
         )
-        .select_related("artifact__research_run__task", "rubric")
         .order_by("artifact_id", "judge_model", "-created_at", "-id")
+        .values_list(
+            "artifact_id",
+            "judge_model",
+            "scores",
+            "rubric_id",
+            "artifact__research_run__backbone",
+            "artifact__research_run__task__slug",
+        )  # fmt: skip
     )
     seen: set[tuple[int, str]] = set()
     out = []
-    for j in rows:
-        if (j.artifact_id, j.judge_model) not in seen:
-            seen.add((j.artifact_id, j.judge_model))
-            out.append(j)
+    for row in rows:
+        if (row[0], row[1]) not in seen:
+            seen.add((row[0], row[1]))
+            out.append(Scored(*row))
     return out
+
+
+def _rubric(judgments: list[Scored]) -> Rubric | None:
+    return Rubric.objects.filter(pk=judgments[0].rubric_id).first() if judgments else None
 
 
 # --- experiment-stage flags and Referee's audit of the same experiments --------------------------
@@ -285,13 +316,12 @@ def stage_board(stage: str) -> dict[str, Any]:
         artifact__research_run__source=ResearchRun.Source.STEPWISE,
         artifact__research_run__stages=[Rubric.Stage.EXPERIMENT if stage == Rubric.Stage.EXPERIMENT else "paper"],
     )
-    rubric = next((j.rubric for j in judgments), None)
+    rubric = _rubric(judgments)
     criteria = [(d["key"], d.get("name", d["key"])) for d in (rubric.score_dimensions if rubric else [])]
     judges = sorted({j.judge_model for j in judgments})
     scores: dict[tuple[str, int], dict[str, dict[str, float]]] = defaultdict(dict)  # (row, artifact) -> judge -> key
     for j in judgments:
-        run = j.artifact.research_run
-        scores[(run.backbone, j.artifact_id)][j.judge_model] = {
+        scores[(j.backbone, j.artifact_id)][j.judge_model] = {
             k: v for k, _ in criteria if (v := j.score_of(k)) is not None
         }
     rows = sorted({r for r, _ in scores})
@@ -338,14 +368,12 @@ def end_to_end() -> dict[str, Any]:
         artifact__stage=Artifact.Stage.PAPER,
         artifact__research_run__source=ResearchRun.Source.MLRBENCH,
     )
-    rubric = next((j.rubric for j in judgments), None)
+    rubric = _rubric(judgments)
     criteria = [(d["key"], d.get("name", d["key"])) for d in (rubric.score_dimensions if rubric else [])]
     judges = sorted({j.judge_model for j in judgments})
     per: dict[str, dict[int, dict[str, dict[str, float]]]] = defaultdict(lambda: defaultdict(dict))
     for j in judgments:
-        per[j.artifact.research_run.backbone][j.artifact_id][j.judge_model] = {
-            k: v for k, _ in criteria if (v := j.score_of(k)) is not None
-        }
+        per[j.backbone][j.artifact_id][j.judge_model] = {k: v for k, _ in criteria if (v := j.score_of(k)) is not None}
     rows = []
     for backbone in sorted(per):
         items = list(per[backbone].values())
@@ -397,7 +425,7 @@ def _stage_cost(artifact: Artifact, fallback_model: str) -> dict[str, Any]:
 def costs() -> dict[str, Any]:
     """Per backbone: the mean cost per end-to-end run, every stage counted (or named as unpriced)."""
     runs = ResearchRun.objects.filter(source=ResearchRun.Source.MLRBENCH, owner__isnull=True).prefetch_related(
-        "artifacts"
+        Prefetch("artifacts", queryset=Artifact.objects.defer("content"))
     )
     by_backbone: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for run in runs.select_related("task").order_by("backbone", "task__slug"):
@@ -483,10 +511,7 @@ def ablation() -> dict[str, Any]:
                 "with_code": _cell([a for a, _ in pairs]).mean, "without_code": _cell([b for _, b in pairs]).mean,
                 "difference": _cell([b - a for a, b in pairs]).mean,
             })  # fmt: skip
-        items = [
-            {"task": without[p].artifact.research_run.task.slug, "backbone": without[p].artifact.research_run.backbone}
-            for p in papers
-        ]
+        items = [{"task": without[p].task, "backbone": without[p].backbone} for p in papers]
         out.append({
             "judge": _short(judge), "papers": len(papers), "items": items, "rows": rows,
             "unpaired": len(set(without) - set(with_code)),  # no-code reviews whose with-code review is missing
