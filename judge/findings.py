@@ -202,7 +202,8 @@ def experiment_flags(*, audit: bool = True) -> dict[str, Any]:
     agents: dict[str, dict[str, Any]] = {}
     for experiment in experiments:
         agent = experiment.research_run.backbone
-        block = agents.setdefault(agent, {"agent": agent, "tasks": []})
+        name = ((experiment.data or {}).get("agent") or {}).get("name") or agent
+        block = agents.setdefault(agent, {"agent": agent, "agent_name": name, "tasks": []})
         flags = {judge: flag.get((experiment.pk, judge)) for judge in judges}
         row: dict[str, Any] = {
             "task": experiment.research_run.task.slug,
@@ -212,13 +213,7 @@ def experiment_flags(*, audit: bool = True) -> dict[str, Any]:
             "both": all(flags.values()) if flags and all(v is not None for v in flags.values()) else None,
         }
         if audit:
-            result = _audit(experiment)
-            row["audit"] = {
-                "claims": result["claims"],
-                "flagged": result["flagged"],
-                "note": result["note"],
-                "flags": (result["flagged"] >= 1) if result["claims"] else None,
-            }
+            row["audit"] = _audit(experiment, experiment)
         block["tasks"].append(row)
     for block in agents.values():
         rows = block["tasks"]
@@ -244,22 +239,54 @@ def experiment_flags(*, audit: bool = True) -> dict[str, Any]:
     return {"judges": judges, "judge_names": names, "agents": list(agents.values())}
 
 
-def _audit(experiment: Artifact) -> dict[str, Any]:
-    """The fabrication audit of an experiment's own report, cached per (audit version, artifact, its text and
-    files): it reads every trace and log the run stored (seconds), while its inputs change only on re-import."""
-    digest = hashlib.sha256(
-        json.dumps([AUDIT_VERSION, experiment.pk, experiment.content, experiment.files, experiment.data], default=str,
-                   sort_keys=True).encode()
-    ).hexdigest()  # fmt: skip
+def _audit(text: Artifact, experiment: Artifact | None) -> dict[str, Any]:
+    """The fabrication audit of a report (an experiment's own results, or a paper) against its run's
+    experiment, cached per (audit version, both artifacts' text and files): it reads every trace and log the
+    run stored (seconds), while its inputs change only on re-import."""
+    parts = [AUDIT_VERSION, text.pk, text.content]
+    if experiment is not None:
+        parts += [experiment.pk, experiment.files, experiment.data]
+    digest = hashlib.sha256(json.dumps(parts, default=str, sort_keys=True).encode()).hexdigest()
     key = f"findings:audit:{digest}"
     cache = caches["agreement"]
     result = cache.get(key)
     if result is None:
-        sources, excluded = collect_sources(experiment)
-        full = audit_texts(experiment.content, sources, excluded)
+        if experiment is None:
+            sources, excluded = [], [{"file": "-", "reason": "the run has no experiment stage"}]
+        else:
+            sources, excluded = collect_sources(experiment)
+        full = audit_texts(text.content, sources, excluded)
         result = {k: full[k] for k in ("claims", "flagged", "note")}
         cache.set(key, result, timeout=None)
-    return result
+    return {**result, "flags": (result["flagged"] >= 1) if result["claims"] else None}
+
+
+def paper_audits() -> list[dict[str, Any]]:
+    """Referee's audit of each end-to-end paper (the papers the humans' check names) against its own run's
+    experiment, per backbone: the same audit, on what the humans read."""
+    papers = list(
+        Artifact.objects.filter(
+            stage=Artifact.Stage.PAPER,
+            research_run__source=ResearchRun.Source.MLRBENCH,
+            research_run__owner__isnull=True,
+        ).select_related("research_run__task")
+    )
+    experiments = {
+        a.research_run_id: a
+        for a in Artifact.objects.filter(
+            stage=Artifact.Stage.EXPERIMENT, research_run_id__in=[p.research_run_id for p in papers]
+        )
+    }
+    by_backbone: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for paper in sorted(papers, key=lambda p: (p.research_run.backbone, p.research_run.task.slug)):
+        result = _audit(paper, experiments.get(paper.research_run_id))
+        by_backbone[paper.research_run.backbone].append(
+            {"task": paper.research_run.task.slug, "run": str(paper.research_run.code), **result}
+        )
+    return [
+        {"backbone": b, "papers": rows, "count": _count([r["flags"] for r in rows])}
+        for b, rows in sorted(by_backbone.items())
+    ]
 
 
 def _count(values: list[bool | None]) -> dict[str, int]:
@@ -290,11 +317,13 @@ def flags_vs_labels(flags: dict[str, bool | None], labels: dict[str, str]) -> di
     }  # fmt: skip
 
 
-def flag_sources(flags: dict[str, Any]) -> list[tuple[str, dict[str, bool | None]]]:
-    """(name, task -> flag) for every flag source of the experiments: each judge, either, both, the audit."""
+def flag_sources(findings: dict[str, Any]) -> list[tuple[str, dict[str, bool | None]]]:
+    """(name, task -> flag) for every flag source: each judge's experiment flag, either, both, Referee's audit
+    of the experiments, and its audit of each backbone's end-to-end papers."""
+    flags = findings["experiment_flags"]
     out: list[tuple[str, dict[str, bool | None]]] = []
     for block in flags["agents"]:
-        prefix = f"{block['agent']} · "
+        prefix = f"{block['agent_name']} experiment · "
         for k, name in enumerate(flags["judge_names"]):
             out.append((f"{prefix}{name} flag", {r["task"]: r["flags"][k] for r in block["tasks"]}))
         if len(flags["judges"]) > 1:
@@ -302,6 +331,13 @@ def flag_sources(flags: dict[str, Any]) -> list[tuple[str, dict[str, bool | None
             out.append((f"{prefix}both judges", {r["task"]: r["both"] for r in block["tasks"]}))
         if "audit" in block:
             out.append((f"{prefix}Referee audit", {r["task"]: r["audit"]["flags"] for r in block["tasks"]}))
+    for audits in findings.get("paper_audits", []):
+        out.append(
+            (
+                f"end-to-end {audits['backbone']} paper · Referee audit",
+                {r["task"]: r["flags"] for r in audits["papers"]},
+            )
+        )
     return out
 
 
@@ -528,6 +564,7 @@ def findings_compute() -> dict[str, Any]:
         "attribution": ATTRIBUTION,
         "published": PUBLISHED,
         "experiment_flags": experiment_flags(),
+        "paper_audits": paper_audits(),
         "experiment_board": stage_board(Rubric.Stage.EXPERIMENT),
         "writing_board": stage_board(Rubric.Stage.WRITING),
         "end_to_end": end_to_end(),

@@ -15,7 +15,7 @@ register = template.Library()
 
 
 @register.inclusion_tag("review/_findings_humans.html")
-def humans_vs_flags(flags: dict[str, Any]) -> dict[str, Any]:
+def humans_vs_flags(findings: dict[str, Any]) -> dict[str, Any]:
     """Precision and recall of each flag source for the humans' "faked experimental results" of MLR Agent,
     matched by task (the humans checked MLR Agent's paper of the task, the judges its stepwise experiment)."""
     rows = HallucinationLabel.objects.filter(system=MLR_AGENT, kind=HallucinationLabel.Kind.FAKED_RESULTS)
@@ -23,6 +23,7 @@ def humans_vs_flags(flags: dict[str, Any]) -> dict[str, Any]:
     backbones = sorted(
         {b for b in rows.exclude(artifact=None).values_list("artifact__research_run__backbone", flat=True)}
     )
+    flags = findings["experiment_flags"]
     tasks = sorted({r["task"] for block in flags["agents"] for r in block["tasks"]})
     return {
         "labels": labels,
@@ -31,5 +32,5 @@ def humans_vs_flags(flags: dict[str, Any]) -> dict[str, Any]:
         "unlabelled": [t for t in tasks if t not in labels],
         "backbones": backbones,
         "system": MLR_AGENT,
-        "sources": [{"name": name, **flags_vs_labels(by_task, labels)} for name, by_task in flag_sources(flags)],
+        "sources": [{"name": name, **flags_vs_labels(by_task, labels)} for name, by_task in flag_sources(findings)],
     }

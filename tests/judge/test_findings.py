@@ -132,7 +132,11 @@ def test_it_reproduces_the_papers_figures_from_the_release_and_says_which_source
     # Humans: 8 of 9 MLR Agent rows say faked results; the missing scope row is named, not read as No.
     assert 'says "faked experimental results" for 8 of 9 MLR Agent papers' in html
     assert "no MLR Agent row for iclr2025_scope" in html
-    assert "claude · gemini-2.5-pro-preview flag 9 6 1 2 0 0.86 0.75" in html
+    assert "Claude Code experiment · gemini-2.5-pro-preview flag 9 6 1 2 0 0.86 0.75" in html
+    # Referee's audit of the papers the humans read: every Claude-backbone paper has a number found nowhere.
+    audits = {a["backbone"]: a["count"] for a in f["paper_audits"]}
+    assert audits["claude"] == {"flagged": 10, "judged": 10, "missing": 0}
+    assert "end-to-end claude paper · Referee audit 9 8 1 0 0 0.89 1.00" in html
 
 
 # --- on small data ---------------------------------------------------------------------------------
