@@ -2,10 +2,11 @@
 
 Run: python bench/findings.py [--dir ../shared/mlrbench] [--repeat 5]
 
-Imports the release (the ten ICLR 2025 tasks' end-to-end runs, the stepwise experiments and write-ups,
+Imports the release (the 201 tasks, the end-to-end runs, the stepwise experiments and write-ups,
 every review and the human hallucination check) into a throw-away SQLite database, then reads the page
 through the real view (Django's test client, an admin session): the first request (cold: templates
-compiled, the audit run) and the median of the next ones. Prints each figure the page computes beside
+compiled, the fabrication audit of 40 experiments and papers run and cached; `make up` does this in its
+seed) and the median of the next ones. Prints each figure the page computes beside
 the paper's (judge/findings.py PUBLISHED) and, where the release has one, its own table
 (human_eval/llm_judge.csv): the check that the page reproduces them. Exits 1 when a figure the page
 claims to reproduce differs from the paper's. Target: page <= 1 s (the agreement page's, DESIGN.md).
@@ -105,6 +106,9 @@ def _run(args: argparse.Namespace, tmp: str, port: int) -> int:
             )
         if block["published"] and not block["reproduced_by"]:
             failures += 1
+    for audits in f["paper_audits"]:
+        c = audits["count"]
+        print(f"end-to-end {audits['backbone']} papers flagged, Referee's audit | {c['flagged']}/{c['judged']} | - | -")
     released = list(csv.DictReader((args.dir / "human_eval" / "llm_judge.csv").open()))
     for row in f["end_to_end"]["rows"]:
         table = statistics.mean(float(r["Overall"]) for r in released if r["model_name"] == row["backbone"])
