@@ -198,7 +198,9 @@ def _experiment(task, flags: dict[str, int]):
     return experiment
 
 
-def test_it_counts_each_judges_flags_per_coding_agent_and_the_audit_flags_unbacked_numbers(settings, tmp_path):
+def test_it_counts_each_judges_flags_per_coding_agent_and_the_audit_flags_unbacked_numbers(
+    settings, tmp_path, researcher, client_for
+):
     settings.MEDIA_ROOT = str(tmp_path / "media")
     _experiment(make_task("iclr2025_alpha"), {"a:judge-1": 1, "b:judge-2": 1})
     _experiment(make_task("iclr2025_beta"), {"a:judge-1": 0, "b:judge-2": 1})
@@ -213,6 +215,11 @@ def test_it_counts_each_judges_flags_per_coding_agent_and_the_audit_flags_unback
     assert counts["either judge"]["flagged"] == 2
     # No execution evidence stored: the report's 0.91 is found nowhere, so every experiment is flagged.
     assert counts["Referee's fabrication audit"] == {"flagged": 3, "judged": 3, "missing": 0}
+    download = client_for(researcher).get(reverse("judge:findings_json"))
+    assert download["Content-Disposition"] == 'attachment; filename="mlrbench-findings.json"'
+    data = json.loads(download.content)
+    assert data["experiment_flags"]["agents"][0]["per_judge"] == block["per_judge"]
+    assert data["attribution"].startswith("Figures computed from MLR-Bench's released data")
 
 
 def test_it_never_counts_a_judgment_made_on_referee_or_of_an_owners_run(settings, tmp_path, researcher):
