@@ -88,15 +88,18 @@ def configured() -> bool:
     return Run.Executor.SLURM in settings.RUN_EXECUTORS.values()
 
 
-def _slurm(args: list[str], *, stdin: str | None = None, timeout: float = COMMAND_TIMEOUT) -> str:
-    """Run a Slurm client command; its stdout, or SlurmError with its stderr."""
+def _slurm(
+    args: list[str], *, stdin: str | None = None, timeout: float = COMMAND_TIMEOUT, any_status: bool = False
+) -> str:
+    """Run a Slurm client command; its stdout, or SlurmError with its stderr (unless `any_status`:
+    `scontrol ping` says DOWN on stdout and exits 1)."""
     try:
         result = subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=timeout, check=False)
     except FileNotFoundError:
         raise SlurmError(f"{args[0]} is not installed on this host (Slurm's client commands are needed)") from None
     except subprocess.TimeoutExpired:
         raise SlurmError(f"{args[0]} did not answer within {timeout:g} s (is slurmctld reachable?)") from None
-    if result.returncode != 0:
+    if result.returncode != 0 and not (any_status and result.stdout.strip()):
         words = " ".join(line.strip() for line in result.stderr.splitlines() if line.strip())
         raise SlurmError(words or f"{args[0]} exited with status {result.returncode}")
     return result.stdout
@@ -217,16 +220,19 @@ def queued_note(run: Run) -> str:
 def controller_health() -> dict[str, Any]:
     """For /healthz: `scontrol ping` and the configured partitions' availability, in Slurm's words."""
     try:
-        ping = _slurm(["scontrol", "ping"], timeout=10).strip()
+        ping = " ".join(_slurm(["scontrol", "ping"], timeout=10, any_status=True).split("*")[0].split())
     except SlurmError as exc:
         return {"ok": False, "error": str(exc)}
     result: dict[str, Any] = {"ok": "is UP" in ping, "controller": ping, "partitions": {}}
     if not result["ok"]:
         result["error"] = ping
+        return result
+    partitions: dict[str, str] = {}  # partition ("" = the cluster's default) -> the queues it serves
     for queue, executor in settings.RUN_EXECUTORS.items():
-        if executor != Run.Executor.SLURM:
-            continue
-        partition = settings.SLURM_PARTITION.get(queue) or ""
+        if executor == Run.Executor.SLURM:
+            partition = settings.SLURM_PARTITION.get(queue) or ""
+            partitions[partition] = ", ".join(filter(None, (partitions.get(partition), queue)))
+    for partition, queue in partitions.items():
         args = ["sinfo", "-h", "-o", "%P|%a|%D|%t"] + (["-p", partition] if partition else [])
         try:
             rows = [line.split("|") for line in _slurm(args, timeout=10).splitlines() if line.strip()]
@@ -236,7 +242,9 @@ def controller_health() -> dict[str, Any]:
         if partition and not rows:
             result.update(ok=False, error=f"partition {partition!r} (queue {queue}) is not known to Slurm")
         for name, available, count, node_state in rows:
-            entry = result["partitions"].setdefault(name, {"available": available, "nodes": {}})
+            if not partition and not name.endswith("*"):
+                continue  # the default partition is the one sinfo marks with *
+            entry = result["partitions"].setdefault(name.rstrip("*"), {"available": available, "nodes": {}})
             entry["nodes"][node_state] = entry["nodes"].get(node_state, 0) + int(count)
     return result
 

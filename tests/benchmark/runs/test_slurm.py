@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import time
 
 import pytest
 
-from tests.processes import MANAGE, process_database
+from tests.processes import MANAGE, mounts_under, process_database
 from tests.slurm_cluster import PARTITION
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.slurm, pytest.mark.django_db(transaction=True)]
@@ -72,6 +73,20 @@ def partition(state: str, cluster) -> None:  # type: ignore[no-untyped-def]
 
 def reaper(db):  # type: ignore[no-untyped-def]
     return db.popen([*MANAGE, "reap_runs", "--loop", "--interval", "0.5"], **SLURM)
+
+
+def process_gone(db, pk: int) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the run's own process (host:pid, on this one-node cluster) has exited."""
+    pid = int(db.rows("select worker_name from benchmark_run where id = ?", (pk,))[0][0].rpartition(":")[2])
+
+    def gone() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    wait_for(gone, timeout=90, what=f"the run's process {pid} to exit")
 
 
 def stop(*procs) -> None:  # type: ignore[no-untyped-def]
@@ -176,6 +191,8 @@ def test_it_interrupts_a_run_whose_job_slurm_killed_at_its_time_limit(slurm_node
     assert f"Slurm ended job {job_id} on referee-node1: TIMEOUT (reason: TimeLimit)" in error
     assert "Every committed step is kept" in error
     assert squeue(job_id) == "TIMEOUT|TimeLimit"
+    process_gone(db, pk)
+    assert mounts_under(tmp_path) == []  # SIGTERM closed the sandbox before Slurm's SIGKILL
 
 
 def test_it_interrupts_a_run_whose_node_slurmd_was_killed(slurm_node, tmp_path):
@@ -193,6 +210,10 @@ def test_it_interrupts_a_run_whose_node_slurmd_was_killed(slurm_node, tmp_path):
     assert (status, exit_status, steps) == ("interrupted", "interrupted", 1)
     assert f"Slurm ended job {job_id} on referee-node1: NODE_FAIL" in error, error
     assert squeue(job_id).startswith("NODE_FAIL")
+    # The job's process outlived its slurmd (as slurmstepd does): it sees the run interrupted, stops
+    # its command and closes its sandbox by itself.
+    process_gone(db, pk)
+    assert mounts_under(tmp_path) == []
 
 
 def test_it_runs_two_slurm_runs_at_once(slurm_node, tmp_path):

@@ -1,0 +1,109 @@
+"""Launching onto Slurm where Slurm says no, the run page's word on a Slurm job, and /healthz's
+report of the controller: against the session's real single-node cluster (tests/slurm_plugin.py)
+and, for an unreachable controller, a slurm.conf whose controller port nobody listens on."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from benchmark.models import Run
+from benchmark.runs import slurm
+from benchmark.runs.services import LaunchError, run_launch
+from config.health import check_slurm, check_workers
+from tests.benchmark.runs_support import agent, builtin_task
+from tests.slurm_cluster import PARTITION
+
+pytestmark = [pytest.mark.slurm, pytest.mark.django_db(transaction=True)]
+
+ON_SLURM = {"runs": "slurm", "gpu": "slurm"}
+
+
+@pytest.fixture
+def on_slurm(settings, slurm_cluster):  # type: ignore[no-untyped-def]
+    settings.RUN_EXECUTORS = ON_SLURM
+    settings.SLURM_PARTITION = {"runs": PARTITION, "gpu": PARTITION}
+    return slurm_cluster
+
+
+def jobs_named(code: str) -> str:
+    out = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%j"], capture_output=True, text=True, check=True)
+    return "\n".join(line for line in out.stdout.splitlines() if line == f"referee-run-{code[:8]}")
+
+
+def test_it_fails_a_launch_that_sbatch_refuses_in_slurms_own_words(researcher, on_slurm, settings):
+    settings.SLURM_PARTITION = {"runs": "no-such-partition", "gpu": "no-such-partition"}
+    with pytest.raises(LaunchError, match="Invalid partition name specified") as raised:
+        run_launch(owner=researcher, tasks=[builtin_task("prisoners_dilemma")], agent=agent())
+    assert "1 of 1 run(s) could not be queued: Slurm did not take its job: sbatch: error:" in str(raised.value)
+    (run,) = Run.objects.all()
+    assert (run.status, run.exit_status, run.executor, run.slurm_job_id) == ("failed", "not_queued", "slurm", "")
+    assert "invalid partition specified: no-such-partition" in run.error
+    assert jobs_named(str(run.code)) == ""  # nothing left queued on Slurm
+    import django_rq
+
+    assert django_rq.get_queue("runs").count == 0  # nor on RQ
+
+
+def test_it_fails_a_launch_when_the_controller_cannot_be_reached(researcher, on_slurm, tmp_path, monkeypatch):
+    dead = tmp_path / "slurm.conf"
+    dead.write_text(
+        "ClusterName=dead\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=1\nAuthType=auth/none\n"
+        "CredType=cred/none\nNodeName=n1 CPUs=1 State=UNKNOWN\nPartitionName=p Nodes=ALL Default=YES State=UP\n"
+    )
+    monkeypatch.setenv("SLURM_CONF", str(dead))
+    with pytest.raises(LaunchError, match="Unable to contact slurm controller"):
+        run_launch(owner=researcher, tasks=[builtin_task("prisoners_dilemma")], agent=agent())
+    assert Run.objects.get().status == "failed"
+    health = check_slurm()
+    assert health is not None and health["ok"] is False and "is DOWN" in health["error"]
+
+
+def test_it_shows_the_executor_job_and_slurms_queue_reason_on_the_run_page(researcher, client_for, on_slurm):
+    held = subprocess.run(
+        ["sbatch", "--parsable", "--hold", f"--partition={PARTITION}", "--mem=10M", "--wrap", "true"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    try:
+        run = Run.objects.create(
+            task=builtin_task("prisoners_dilemma"), agent=agent(), owner=researcher, executor="slurm", slurm_job_id=held
+        )
+        page = client_for(researcher).get(f"/runs/{run.code}/").content.decode()
+        assert f"Slurm · job {held}" in page
+        assert f"queued on Slurm (job {held}, reason: JobHeldUser)" in page
+        Run.objects.filter(pk=run.pk).update(status="finished")
+        page = client_for(researcher).get(f"/runs/{run.code}/").content.decode()
+        assert f"Slurm · job {held}" in page and "queued on Slurm" not in page
+    finally:
+        slurm.job_cancel(held)
+
+
+def test_it_asks_slurm_for_a_gpu_tasks_gres_and_the_runs_time_and_memory(researcher, on_slurm, settings):
+    settings.SLURM_ACCOUNT = "lab-a"
+    settings.SLURM_TIME_LIMIT_MAX = 3600
+    task = builtin_task("prisoners_dilemma")
+    task.config = {**task.config, "sandbox": {"gpus": 2, "cpus": 3, "memory_mb": 4096}}
+    run = Run.objects.create(task=task, agent=agent(max_steps=2), owner=researcher, params={"command_timeout": 60})
+    args = slurm.sbatch_args(run)
+    assert {"--gres=gpu:2", "--cpus-per-task=3", "--mem=5120M", f"--partition={PARTITION}", "--account=lab-a"} <= set(
+        args
+    )
+    assert "--time=11" in args  # 300 s setup + 2 steps x (60 s command + 120 s model call) = 660 s
+    settings.SLURM_TIME_LIMIT_MAX = 120
+    assert "--time=2" in slurm.sbatch_args(run)  # capped
+
+
+def test_it_reports_the_controller_on_healthz_only_where_slurm_executes_runs(on_slurm, settings):
+    health = check_slurm()
+    assert health is not None and health["ok"] is True
+    assert "is UP" in health["controller"] and PARTITION in health["partitions"]
+    assert health["partitions"] == {PARTITION: {"available": "up", "nodes": {"idle": 1}}}
+    assert "runs" not in check_workers().get("error", "")  # Slurm runs the run queues: no RQ worker needed
+    settings.SLURM_PARTITION = {"runs": "gone", "gpu": PARTITION}
+    health = check_slurm()
+    assert health["ok"] is False and "partition 'gone' (queue runs) is not known to Slurm" in health["error"]
+    settings.RUN_EXECUTORS = {"runs": "rq", "gpu": "rq"}
+    assert check_slurm() is None
