@@ -56,7 +56,7 @@ MinJobAge=600
 KillWait=5
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
-NodeName={node} NodeHostname={host} NodeAddr=127.0.0.1 CPUs=8 RealMemory=8000 State=UNKNOWN
+NodeName={node} NodeHostname={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory} State=UNKNOWN
 PartitionName={partition} Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 """
 
@@ -135,9 +135,9 @@ class SlurmCluster:
         shutil.rmtree(self.base, ignore_errors=True)
 
 
-def start() -> SlurmCluster:
+def start(*, cpus: int = 8, memory_mb: int = 8000) -> SlurmCluster:
     """Start munged, slurmctld and slurmd; SLURM_CONF set in os.environ. RuntimeError with the logs'
-    folder when the node does not come up."""
+    folder when the node does not come up. `cpus` bounds how many one-CPU jobs run at once."""
     base = Path(tempfile.mkdtemp(prefix="referee-slurm-"))
     base.chmod(0o755)  # munged wants the socket's folder reachable by everyone, not writable
     for sub in ("state", "spool", "munge"):
@@ -158,6 +158,8 @@ def start() -> SlurmCluster:
             user=pwd.getpwuid(os.getuid()).pw_name,
             node=NODE,
             partition=PARTITION,
+            cpus=cpus,
+            memory=memory_mb,
         )
     )
     cluster = SlurmCluster(base=base, conf=conf)

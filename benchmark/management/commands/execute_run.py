@@ -25,6 +25,9 @@ def _terminated(signum: int, frame: Any) -> None:
 
 class Command(BaseCommand):
     help = "Run one queued run (by id) in this process: what a Slurm job of a run executes."
+    # No system checks: they import every URLconf and view (about a second of a job's start); the
+    # web processes and `manage.py check` run them.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("run_id", type=int)
