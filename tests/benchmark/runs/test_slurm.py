@@ -195,7 +195,7 @@ def test_it_interrupts_a_run_whose_job_slurm_killed_at_its_time_limit(slurm_node
     assert mounts_under(tmp_path) == []  # SIGTERM closed the sandbox before Slurm's SIGKILL
 
 
-def test_it_interrupts_a_run_whose_node_slurmd_was_killed(slurm_node, tmp_path):
+def test_it_interrupts_a_run_whose_node_slurmd_was_killed_and_resumes_it_on_a_new_job(slurm_node, tmp_path):
     db = process_database(tmp_path)
     ((pk, _, _, job_id),) = seed(db, ["echo first", "sleep 300"])
     sweeper = reaper(db)
@@ -214,6 +214,29 @@ def test_it_interrupts_a_run_whose_node_slurmd_was_killed(slurm_node, tmp_path):
     # its command and closes its sandbox by itself.
     process_gone(db, pk)
     assert mounts_under(tmp_path) == []
+    # The node is back: Resume submits a new job, which replays the committed step and goes on.
+    slurm_node.slurmd_start()
+    db.shell(
+        f"from benchmark.models import Run; from benchmark.runs.services import run_resume; "
+        f"assert run_resume(run=Run.objects.get(pk={pk}))",
+        **SLURM,
+    )
+    resumed = db.rows("select slurm_job_id, executor from benchmark_run where id = ?", (pk,))[0]
+    assert resumed[0] not in ("", job_id) and resumed[1] == "slurm"
+
+    def replayed() -> bool:
+        params = json.loads(db.rows("select params from benchmark_run where id = ?", (pk,))[0][0])
+        return params["resumes"][-1].get("replayed") == 1
+
+    wait_for(replayed, timeout=180, what="the resumed run to replay its step")
+    assert run_row(db, pk)[0] == "running" and squeue(resumed[0]) == "RUNNING|None"
+    db.shell(
+        f"from benchmark.models import Run; from benchmark.runs.services import run_cancel; "
+        f"assert run_cancel(run=Run.objects.get(pk={pk}))",
+        **SLURM,
+    )
+    wait_for(lambda: run_row(db, pk)[0] == "cancelled", timeout=60, what="the resumed run to stop")
+    process_gone(db, pk)
 
 
 def test_it_runs_two_slurm_runs_at_once(slurm_node, tmp_path):

@@ -5,12 +5,13 @@ and, for an unreachable controller, a slurm.conf whose controller port nobody li
 from __future__ import annotations
 
 import subprocess
+import time
 
 import pytest
 
 from benchmark.models import Run
 from benchmark.runs import slurm
-from benchmark.runs.services import LaunchError, run_launch
+from benchmark.runs.services import LaunchError, run_cancel, run_launch
 from config.health import check_slurm, check_workers
 from tests.benchmark.runs_support import agent, builtin_task
 from tests.slurm_cluster import PARTITION
@@ -107,3 +108,81 @@ def test_it_reports_the_controller_on_healthz_only_where_slurm_executes_runs(on_
     assert health["ok"] is False and "partition 'gone' (queue runs) is not known to Slurm" in health["error"]
     settings.RUN_EXECUTORS = {"runs": "rq", "gpu": "rq"}
     assert check_slurm() is None
+
+
+def sbatch(*args: str) -> str:
+    return subprocess.run(
+        ["sbatch", "--parsable", f"--partition={PARTITION}", "--mem=10M", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
+def wait_state(job_id: str, prefix: str) -> None:
+    deadline = time.monotonic() + 60
+    while not slurm.job_states([job_id])[job_id].state.startswith(prefix):
+        assert time.monotonic() < deadline, f"job {job_id} never {prefix}"
+        time.sleep(0.2)
+
+
+def test_it_lets_slurm_say_no_to_a_gpu_task_on_a_cluster_without_gpus(researcher, on_slurm):
+    task = builtin_task("prisoners_dilemma")
+    task.config = {**task.config, "sandbox": {**task.config.get("sandbox", {}), "gpus": 1}}
+    task.save(update_fields=["config"])
+    # No GPU worker is live, and Referee does not refuse: the cluster's own answer is the one shown.
+    with pytest.raises(LaunchError, match="Invalid generic resource \\(gres\\) specification"):
+        run_launch(owner=researcher, tasks=[task], agent=agent())
+    assert Run.objects.get().status == "failed"
+
+
+def test_it_fails_a_queued_run_whose_job_ended_before_it_claimed_the_run(researcher, on_slurm):
+    job_id = sbatch("--wrap", "exit 3")  # as a node without the checkout would end it
+    wait_state(job_id, "FAILED")
+    run = Run.objects.create(
+        task=builtin_task("prisoners_dilemma"), agent=agent(), owner=researcher, executor="slurm", slurm_job_id=job_id
+    )
+    assert slurm.slurm_reap() == [(run, "failed")]
+    run.refresh_from_db()
+    assert (run.status, run.exit_status) == ("failed", "not_queued")
+    assert f"Not started: Slurm ended job {job_id} on referee-node1: FAILED (reason: NonZeroExitCode)" in run.error
+
+
+def test_it_scancels_a_cancelled_runs_job_that_outlives_its_grace(researcher, on_slurm, settings, redis_client):
+    settings.SLURM_CANCEL_GRACE = 0
+    job_id = sbatch("--wrap", "sleep 300")  # a job whose run does not stop itself
+    wait_state(job_id, "RUNNING")
+    run = Run.objects.create(
+        task=builtin_task("prisoners_dilemma"),
+        agent=agent(),
+        owner=researcher,
+        executor="slurm",
+        slurm_job_id=job_id,
+        status="running",
+    )
+    assert run_cancel(run=run) and run.status == "cancelling"
+    assert slurm.slurm_reap() == [(run, "scancelled")]
+    wait_state(job_id, "CANCELLED")
+    assert slurm.slurm_reap() == [(run, "cancelled")]
+    run.refresh_from_db()
+    assert (run.status, run.exit_status) == ("cancelled", "exit_cancelled")
+
+
+def test_it_leaves_a_cancelled_runs_job_alone_within_its_grace(researcher, on_slurm, settings, redis_client):
+    settings.SLURM_CANCEL_GRACE = 600
+    job_id = sbatch("--wrap", "sleep 300")
+    try:
+        wait_state(job_id, "RUNNING")
+        run = Run.objects.create(
+            task=builtin_task("prisoners_dilemma"),
+            agent=agent(),
+            owner=researcher,
+            executor="slurm",
+            slurm_job_id=job_id,
+            status="running",
+        )
+        run_cancel(run=run)
+        assert slurm.slurm_reap() == []
+        assert slurm.job_states([job_id])[job_id].state == "RUNNING"
+    finally:
+        slurm.job_cancel(job_id)
