@@ -1,6 +1,6 @@
 """Benchmark: runs executed by Slurm against runs executed by RQ workers, on the same machine.
 
-    python bench/slurm.py [--runs 20] [--samples 5] [--steps 5] [--concurrency 2]
+    python bench/slurm.py [--runs 20] [--samples 5] [--steps 5] [--concurrency 2] [--slurm-conf LINE]
 
 Starts its own Redis, a throw-away SQLite database (WAL) in a temporary folder, `--concurrency` RQ
 workers on `runs`, and a one-node Slurm cluster from Debian's slurm-wlm and munge
@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 MANAGE = [sys.executable, str(ROOT / "manage.py")]
 
 
-def _setup(tmp: Path, concurrency: int) -> dict[str, Any]:
+def _setup(tmp: Path, concurrency: int, extra: str) -> dict[str, Any]:
     from config.redis_server import free_port, start_redis
     from tests import slurm_cluster
 
@@ -59,7 +59,7 @@ def _setup(tmp: Path, concurrency: int) -> dict[str, Any]:
     os.environ.pop("DATABASE_URL", None)
     (tmp / "var").mkdir()
     subprocess.run([*MANAGE, "migrate", "-v0"], cwd=ROOT, check=True)
-    cluster = slurm_cluster.start(cpus=concurrency)
+    cluster = slurm_cluster.start(cpus=concurrency, extra=extra)
     import django
 
     django.setup()
@@ -148,10 +148,16 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument(
+        "--slurm-conf",
+        action="append",
+        default=[],
+        help="a line added to the cluster's slurm.conf, e.g. SchedulerParameters=batch_sched_delay=0",
+    )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="referee-bench-slurm-"))
     tmp.chmod(0o755)
-    parts = _setup(tmp, args.concurrency)
+    parts = _setup(tmp, args.concurrency, "\n".join(args.slurm_conf) + "\n")
     workers = []
     try:
         seed = _seed(args.steps)
@@ -179,7 +185,7 @@ def main() -> None:
     print(
         f"\n{args.samples} runs one at a time and {args.runs} at once per executor, {args.steps} echo steps each "
         f"(Docker sandbox, replayed trajectory), {args.concurrency} at a time (RQ workers / Slurm node CPUs), "
-        f"{os.cpu_count()} cores here\n"
+        f"{os.cpu_count()} cores here; slurm.conf extra: {args.slurm_conf or 'none'}\n"
     )
     print(f"{'':28}{'RQ worker':>14}{'Slurm job':>14}{'difference':>14}")
 

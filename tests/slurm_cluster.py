@@ -135,9 +135,10 @@ class SlurmCluster:
         shutil.rmtree(self.base, ignore_errors=True)
 
 
-def start(*, cpus: int = 8, memory_mb: int = 8000) -> SlurmCluster:
+def start(*, cpus: int = 8, memory_mb: int = 8000, extra: str = "") -> SlurmCluster:
     """Start munged, slurmctld and slurmd; SLURM_CONF set in os.environ. RuntimeError with the logs'
-    folder when the node does not come up. `cpus` bounds how many one-CPU jobs run at once."""
+    folder when the node does not come up. `cpus` bounds how many one-CPU jobs run at once; `extra`
+    is appended to slurm.conf (bench/slurm.py tries scheduler settings with it)."""
     base = Path(tempfile.mkdtemp(prefix="referee-slurm-"))
     base.chmod(0o755)  # munged wants the socket's folder reachable by everyone, not writable
     for sub in ("state", "spool", "munge"):
@@ -161,6 +162,7 @@ def start(*, cpus: int = 8, memory_mb: int = 8000) -> SlurmCluster:
             cpus=cpus,
             memory=memory_mb,
         )
+        + extra
     )
     cluster = SlurmCluster(base=base, conf=conf)
     cluster._daemon(
