@@ -10,7 +10,8 @@ sandbox (no model is called). For each executor, after one warm-up run:
 
   start       `--samples` runs launched one at a time: time from the launch (run_launch called)
               to the run's claim (the process driving it marks it running) and to its first
-              committed step; median and max;
+              committed step; median and max; for Slurm, also to the job script's start on the
+              node (the line it writes to its output), which is Slurm's own share;
   per step    the harness's own time per step (run.params["harness_ms_p50"]: the loop's time
               around each step minus the command and the model), median over all runs;
   throughput  `--runs` runs launched at once: wall time from the launch to the last run ended,
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -111,7 +113,7 @@ def _measure(executor: str, seed: tuple[Any, Any, Any, Any], *, samples: int, ru
 
     settings.RUN_EXECUTORS = {"runs": executor, "gpu": executor}
     _wait_ended(_launch(seed, 1))  # warm-up: the first run of a worker or node imports more
-    claims, firsts, every = [], [], []
+    claims, firsts, every, scheduled = [], [], [], []
     for _ in range(samples):
         launched_at = timezone.now()
         (run,) = _launch(seed, 1)
@@ -119,6 +121,10 @@ def _measure(executor: str, seed: tuple[Any, Any, Any, Any], *, samples: int, ru
         run.refresh_from_db()
         first = Step.objects.filter(run=run).order_by("index").values_list("created_at", flat=True).first()
         claims.append((run.started_at - launched_at).total_seconds())
+        if executor == "slurm":  # the job's script says when the node started it (benchmark.runs.slurm)
+            output = (Path(settings.VAR_DIR) / "slurm" / f"{run.slurm_job_id}.out").read_text()
+            node_start = float(re.search(r"started on \S+ at ([0-9.]+)", output).group(1))
+            scheduled.append(node_start - launched_at.timestamp())
         firsts.append((first - launched_at).total_seconds())
         every.append(run)
     started = time.perf_counter()
@@ -132,6 +138,7 @@ def _measure(executor: str, seed: tuple[Any, Any, Any, Any], *, samples: int, ru
     ]
     return {
         "claim": claims,
+        "scheduled": scheduled,
         "first": firsts,
         "harness_ms": statistics.median(harness) if harness else float("nan"),
         "wall": wall,
@@ -195,6 +202,8 @@ def main() -> None:
     rq, sl = results["rq"], results["slurm"]
     row("launch -> claim, median", statistics.median(rq["claim"]), statistics.median(sl["claim"]), "s")
     row("launch -> claim, max", max(rq["claim"]), max(sl["claim"]), "s")
+    scheduled = statistics.median(sl["scheduled"])
+    print(f"{'  of which Slurm (to the job script), median':46}{scheduled:>8.2f} s")
     row("launch -> first step, median", statistics.median(rq["first"]), statistics.median(sl["first"]), "s")
     row("launch -> first step, max", max(rq["first"]), max(sl["first"]), "s")
     row("harness per step, median", rq["harness_ms"], sl["harness_ms"], "ms")

@@ -139,7 +139,7 @@ def _job_pending(job_id: str | None, connection: Any) -> bool:
     return str(getattr(status, "value", status)) in PENDING_STATES
 
 
-def _queued_since(run: Run) -> datetime:
+def queued_since(run: Run) -> datetime:
     try:
         return datetime.fromisoformat(run.params["queued_at"])
     except (KeyError, TypeError, ValueError):
@@ -154,7 +154,7 @@ def orphans_sweep() -> list[tuple[Run, str]]:
     done = []
     # A Slurm run's job is Slurm's to keep: benchmark.runs.slurm.slurm_reap looks after it.
     for run in Run.objects.filter(status=Run.Status.QUEUED, source=Run.Source.REFEREE, executor=Run.Executor.RQ):
-        if _queued_since(run) > cutoff or _job_pending(run.params.get("job_id"), queue.connection):
+        if queued_since(run) > cutoff or _job_pending(run.params.get("job_id"), queue.connection):
             continue
         if run.params.get("requeued"):
             if run_not_queued(run, reason="its job was lost from the queue again after being re-queued once"):

@@ -150,6 +150,8 @@ def output_dir() -> Path:
 def batch_script(run: Run) -> str:
     python = settings.SLURM_PYTHON or sys.executable
     lines = ["#!/bin/bash", f"# Referee run {run.code}"]
+    # When the node started the job, in its output: the share of a run's start that is Slurm's own.
+    lines.append('echo "job $SLURM_JOB_ID started on $(hostname) at $(date +%s.%N)"')
     # The node's GPUs for this job are the ones Slurm allocated (its gres), not every GPU of the node.
     lines.append('if [ -n "${SLURM_JOB_GPUS:-}" ]; then export GPU_DEVICES="$SLURM_JOB_GPUS"; fi')
     lines.append(f"exec {shlex.quote(python)} {shlex.quote(str(ROOT / 'manage.py'))} execute_run {run.pk}")
@@ -275,11 +277,20 @@ def slurm_reap() -> list[tuple[Run, str]]:
     """Slurm runs whose job Slurm ended while the run was active: running ones are `interrupted`
     (steps kept), cancelling ones `cancelled`, queued ones `failed` (never started), each with the
     job's state and reason; a cancelling run's job past its grace is scancelled. Returns (run, what)."""
+    from benchmark.runs import queueing
+
+    done = []
+    cutoff = timezone.now() - queueing.ORPHAN_GRACE
+    for run in Run.objects.filter(executor=Run.Executor.SLURM, status=Run.Status.QUEUED, slurm_job_id=""):
+        # Committed, but the launching process died before sbatch answered: no job will claim it.
+        if queueing.queued_since(run) < cutoff and queueing.run_not_queued(
+            run, reason="its launch ended before sbatch gave it a Slurm job"
+        ):
+            done.append((run, "failed"))
     active = list(Run.objects.filter(executor=Run.Executor.SLURM, status__in=Run.ACTIVE).exclude(slurm_job_id=""))
     if not active:
-        return []
+        return done
     states = job_states([run.slurm_job_id for run in active])
-    done = []
     for run in active:
         state = states.get(run.slurm_job_id)
         if state is None:

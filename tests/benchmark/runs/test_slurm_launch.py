@@ -186,3 +186,18 @@ def test_it_leaves_a_cancelled_runs_job_alone_within_its_grace(researcher, on_sl
         assert slurm.job_states([job_id])[job_id].state == "RUNNING"
     finally:
         slurm.job_cancel(job_id)
+
+
+def test_it_fails_a_queued_slurm_run_that_never_got_a_job(researcher, on_slurm):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    run = Run.objects.create(
+        task=builtin_task("prisoners_dilemma"), agent=agent(), owner=researcher, executor="slurm", slurm_job_id=""
+    )
+    assert slurm.slurm_reap() == []  # within the grace: its sbatch may still be answering
+    Run.objects.filter(pk=run.pk).update(created_at=timezone.now() - timedelta(minutes=5))  # no queued_at
+    assert slurm.slurm_reap() == [(run, "failed")]
+    run.refresh_from_db()
+    assert run.status == "failed" and "before sbatch gave it a Slurm job" in run.error
