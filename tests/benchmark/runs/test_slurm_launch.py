@@ -63,7 +63,16 @@ def test_it_fails_a_launch_when_the_controller_cannot_be_reached(researcher, on_
 
 def test_it_shows_the_executor_job_and_slurms_queue_reason_on_the_run_page(researcher, client_for, on_slurm):
     held = subprocess.run(
-        ["sbatch", "--parsable", "--hold", f"--partition={PARTITION}", "--mem=10M", "--wrap", "true"],
+        [
+            "sbatch",
+            "--parsable",
+            "--hold",
+            f"--partition={PARTITION}",
+            "--mem=10M",
+            "--output=/dev/null",
+            "--wrap",
+            "true",
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -112,7 +121,7 @@ def test_it_reports_the_controller_on_healthz_only_where_slurm_executes_runs(on_
 
 def sbatch(*args: str) -> str:
     return subprocess.run(
-        ["sbatch", "--parsable", f"--partition={PARTITION}", "--mem=10M", *args],
+        ["sbatch", "--parsable", f"--partition={PARTITION}", "--mem=10M", "--output=/dev/null", *args],
         capture_output=True,
         text=True,
         check=True,
