@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMAND_TIMEOUT = 30.0  # sbatch retries an unreachable controller for a while before it gives up
+PAGE_TIMEOUT = 5.0
 SETUP_SECONDS = 300  # image, sandbox and workspace before the first step
 MODEL_SECONDS = 120  # one model call, on top of each step's command timeout
 HARNESS_MEMORY_MB = 1024  # the run loop itself, beside the sandbox's own limit
@@ -175,7 +176,7 @@ def job_cancel(job_id: str) -> None:
 
 
 # -- state -----------------------------------------------------------------------------------------
-def job_states(job_ids: list[str]) -> dict[str, JobState]:
+def job_states(job_ids: list[str], *, timeout: float = COMMAND_TIMEOUT) -> dict[str, JobState]:
     """What the controller says of these jobs (ended ones too, for MinJobAge after their end); a job
     it has forgotten is looked up in accounting (sacct) where that is enabled, else left out."""
     ids = sorted({job_id for job_id in job_ids if job_id})
@@ -183,7 +184,7 @@ def job_states(job_ids: list[str]) -> dict[str, JobState]:
         return {}
     states: dict[str, JobState] = {}
     try:
-        out = _slurm(["squeue", "-h", "-t", "all", "-j", ",".join(ids), "-o", "%i|%T|%r|%N"])
+        out = _slurm(["squeue", "-h", "-t", "all", "-j", ",".join(ids), "-o", "%i|%T|%r|%N"], timeout=timeout)
     except SlurmError as exc:
         if "Invalid job id" not in str(exc):
             raise
@@ -194,7 +195,10 @@ def job_states(job_ids: list[str]) -> dict[str, JobState]:
     forgotten = [job_id for job_id in ids if job_id not in states]
     if forgotten:
         try:
-            out = _slurm(["sacct", "-n", "-X", "-P", "-j", ",".join(forgotten), "-o", "JobID,State,Reason,NodeList"])
+            out = _slurm(
+                ["sacct", "-n", "-X", "-P", "-j", ",".join(forgotten), "-o", "JobID,State,Reason,NodeList"],
+                timeout=timeout,
+            )
         except SlurmError:  # accounting disabled: nothing more to learn
             out = ""
         for line in out.splitlines():
@@ -209,7 +213,8 @@ def queued_note(run: Run) -> str:
     if run.executor != Run.Executor.SLURM or run.status != Run.Status.QUEUED or not run.slurm_job_id:
         return ""
     try:
-        state = job_states([run.slurm_job_id]).get(run.slurm_job_id)
+        # A page view waits a few seconds at most for the controller.
+        state = job_states([run.slurm_job_id], timeout=PAGE_TIMEOUT).get(run.slurm_job_id)
     except SlurmError as exc:
         return f"queued on Slurm (job {run.slurm_job_id}; its state could not be read: {exc})"
     if state is None:
