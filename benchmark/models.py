@@ -328,8 +328,16 @@ class Run(models.Model):
         help_text="what the run ran on: image, image_digest, task_hash, dataset_hash, evaluator_hash, network "
         "(empty for imported results: MLGym's own environment, not recorded)",
     )
+
+    class Executor(models.TextChoices):
+        RQ = "rq", "RQ worker"
+        SLURM = "slurm", "Slurm"
+
     worker_name = models.CharField(max_length=200, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # Who was asked to execute the run (settings.RUN_EXECUTORS) and, on Slurm, its latest job's id.
+    executor = models.CharField(max_length=10, choices=Executor.choices, default=Executor.RQ)
+    slurm_job_id = models.CharField(max_length=32, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -1,4 +1,5 @@
-"""The checks behind /healthz: database, Redis, live RQ workers per queue, sandbox backend, and the
+"""The checks behind /healthz: database, Redis, live RQ workers per queue, sandbox backend, the Slurm
+controller (where a run queue is executed by Slurm), and the
 children of `make up`'s supervisor. `status` is ok, degraded (a part is down only because the
 supervisor is restarting the process behind it, or a child is restarting) or down."""
 
@@ -50,6 +51,8 @@ def check_workers() -> dict[str, Any]:
             if name in counts:
                 counts[name] += 1
     needed = (*QUEUES, "gpu") if host_gpus() else QUEUES
+    # A run queue that Slurm executes needs no RQ worker (check_slurm reports its controller).
+    needed = tuple(name for name in needed if settings.RUN_EXECUTORS.get(name, "rq") == "rq")
     missing = [name for name in needed if counts[name] == 0]
     result: dict[str, Any] = {"ok": not missing, "queues": counts}
     if missing:
@@ -73,6 +76,17 @@ def check_sandbox() -> dict[str, Any]:
     if chosen and chosen.get("backend") == info.get("backend"):
         info["chosen"] = {key: chosen.get(key) for key in ("reason", "chosen_at")}
     return info
+
+
+def check_slurm() -> dict[str, Any] | None:
+    """The Slurm controller and the configured partitions, where a run queue is executed by Slurm."""
+    from benchmark.runs import slurm
+
+    if not slurm.configured():
+        return None
+    result = slurm.controller_health()
+    result["executors"] = dict(settings.RUN_EXECUTORS)
+    return result
 
 
 def check_supervisor() -> dict[str, Any] | None:
@@ -120,6 +134,9 @@ def health_report() -> dict[str, Any]:
         "workers": check_workers(),
         "sandbox": check_sandbox(),
     }
+    slurm = check_slurm()
+    if slurm is not None:
+        parts["slurm"] = slurm
     supervisor = check_supervisor()
     if supervisor is not None:
         parts["supervisor"] = supervisor

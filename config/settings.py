@@ -208,6 +208,33 @@ RUN_HEARTBEAT_EVERY = env_float("RUN_HEARTBEAT_EVERY", 5.0, minimum=0.05)
 RUN_HEARTBEAT_TTL = env_float("RUN_HEARTBEAT_TTL", 30.0, minimum=0.5)
 if RUN_HEARTBEAT_TTL < 3 * RUN_HEARTBEAT_EVERY:
     raise ImproperlyConfigured("RUN_HEARTBEAT_TTL must be at least 3 x RUN_HEARTBEAT_EVERY (a beat may be late)")
+
+
+def _per_queue(name: str, default: str, choices: tuple[str, ...] | None = None) -> dict[str, str]:
+    """`slurm` for both run queues, or per queue: `runs=rq,gpu=slurm` (a queue left out keeps `default`)."""
+    raw = env_str(name, "")
+    values = dict.fromkeys(("runs", "gpu"), default)
+    for part in filter(None, (p.strip() for p in raw.split(","))):
+        queue, sep, value = part.rpartition("=")
+        queues = [queue.strip()] if sep else list(values)
+        if any(q not in values for q in queues) or (choices and value.strip() not in choices):
+            allowed = "|".join(choices) if choices else "a value"
+            raise ImproperlyConfigured(f"{name}={raw!r}: {allowed}, or per queue such as runs={default},gpu=...")
+        values.update(dict.fromkeys(queues, value.strip()))
+    return values
+
+
+# Who executes runs, per run queue (benchmark.runs.slurm, deploy/README.md "Slurm"): RQ workers, or
+# one `sbatch` job per run on the partition (and account) named here, with these client commands.
+RUN_EXECUTORS = _per_queue("RUN_EXECUTOR", "rq", ("rq", "slurm"))
+SLURM_PARTITION = _per_queue("SLURM_PARTITION", "")
+SLURM_ACCOUNT = env_str("SLURM_ACCOUNT", "")
+# The longest --time a run's job asks for (its estimate from the run's limits is capped here).
+SLURM_TIME_LIMIT_MAX = env_int("SLURM_TIME_LIMIT_MAX", 6 * 3600, minimum=60)
+# The Python that runs `manage.py execute_run` on the compute node (the same path on a shared filesystem).
+SLURM_PYTHON = env_str("SLURM_PYTHON", "")
+# A cancelled run's job still running this long after the cancel is ended with scancel by the reaper.
+SLURM_CANCEL_GRACE = env_float("SLURM_CANCEL_GRACE", 60.0, minimum=0.0)
 # gunicorn's worker processes (config/gunicorn.py) and the daphne processes for websockets that
 # `make up` starts (each on one shared socket; the daphnes share the channel layer).
 WEB_PROCESSES = env_int("WEB_PROCESSES", os.cpu_count() or 1, minimum=1, maximum=64)

@@ -1,6 +1,7 @@
 """What the test session proves it ran: tests counted by kind, and in CI a skip of a real part is a failure.
 
 Kinds: `docker` (the real engine), `bwrap` (bubblewrap namespaces), `browser` (Debian's chromium),
+`slurm` (a single-node Slurm cluster from Debian's slurm-wlm and munge, tests/slurm_plugin.py),
 `shared_data` (the released MLGym / MLR-Bench files under ../shared), and `postgres` (a database
 test while the database is PostgreSQL, or a test marked `postgres`: one that can only fail where
 writers really run at once, such as a race that SQLite's one-writer lock serializes away; it is
@@ -24,9 +25,9 @@ from typing import Any
 
 import pytest
 
-KINDS = ("docker", "bwrap", "browser", "shared_data", "registry", "postgres")
+KINDS = ("docker", "bwrap", "browser", "shared_data", "slurm", "registry", "postgres")
 # The kinds whose skip hides a part that CI exists to exercise.
-MUST_RUN_IN_CI = ("docker", "bwrap", "browser", "shared_data")
+MUST_RUN_IN_CI = ("docker", "bwrap", "browser", "shared_data", "slurm")
 
 _executed: Counter[str] = Counter()
 _total = 0

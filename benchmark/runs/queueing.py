@@ -1,5 +1,8 @@
 """Putting runs on the `runs` queue (`gpu` for GPU tasks), and finding queued runs whose job is gone.
 
+A queue whose executor is Slurm (settings.RUN_EXECUTORS) gets an `sbatch` job per run instead
+(benchmark.runs.slurm); a refusal fails the run with Slurm's words, as a lost enqueue does.
+
 Every enqueue gets a job id of its own, kept in run.params["job_id"] before the commit, so the
 run reaper can ask RQ whether the job of a queued run still exists. A launch checks the queue
 first and fails with a plain QueueDown (nothing created) when Redis does not answer; an enqueue
@@ -79,11 +82,26 @@ def enqueue_after_commit(
     """After the commit, enqueue each run's assigned job. A run whose enqueue fails goes to
     `on_failure(run, reason)` (default: marked failed, not queued) and into `failed`, so that the
     caller can say so."""
-    jobs = [(run, job_assign(run), gpus.queue_name(run.task)) for run in runs]
+    from benchmark.runs import slurm
+
+    jobs = []
+    for run in runs:
+        queue = gpus.queue_name(run.task)
+        run.executor = slurm.executor_for(queue)  # the queue's executor now, also for a resume
+        Run.objects.filter(pk=run.pk).update(executor=run.executor, slurm_job_id="")
+        jobs.append((run, job_assign(run), queue))
     on_failure = on_failure or (lambda run, reason: run_not_queued(run, reason=reason))
 
     def enqueue() -> None:
         for run, job_id, queue in jobs:
+            if run.executor == Run.Executor.SLURM:
+                try:
+                    slurm.job_submit(run)
+                except slurm.SlurmError as exc:  # nothing queued; the run says why in Slurm's words
+                    log.warning("run %s not submitted to Slurm: %s", run.code, exc)
+                    on_failure(run, f"Slurm did not take its job: {exc}")
+                    failed.append(run)
+                continue
             try:
                 job_enqueue(run.pk, job_id, timeout=timeout, queue=queue)
             except Exception as exc:
@@ -121,7 +139,7 @@ def _job_pending(job_id: str | None, connection: Any) -> bool:
     return str(getattr(status, "value", status)) in PENDING_STATES
 
 
-def _queued_since(run: Run) -> datetime:
+def queued_since(run: Run) -> datetime:
     try:
         return datetime.fromisoformat(run.params["queued_at"])
     except (KeyError, TypeError, ValueError):
@@ -134,8 +152,9 @@ def orphans_sweep() -> list[tuple[Run, str]]:
     queue = _queue()
     cutoff = timezone.now() - ORPHAN_GRACE
     done = []
-    for run in Run.objects.filter(status=Run.Status.QUEUED, source=Run.Source.REFEREE):
-        if _queued_since(run) > cutoff or _job_pending(run.params.get("job_id"), queue.connection):
+    # A Slurm run's job is Slurm's to keep: benchmark.runs.slurm.slurm_reap looks after it.
+    for run in Run.objects.filter(status=Run.Status.QUEUED, source=Run.Source.REFEREE, executor=Run.Executor.RQ):
+        if queued_since(run) > cutoff or _job_pending(run.params.get("job_id"), queue.connection):
             continue
         if run.params.get("requeued"):
             if run_not_queued(run, reason="its job was lost from the queue again after being re-queued once"):

@@ -23,7 +23,7 @@ from benchmark.agent.loop import Cancelled, Decision, ExitStatus, Outcome, Usage
 from benchmark.agent.policies import LLMPolicy, ModelSettings, baseline_policy, replay_policy
 from benchmark.agent.prompt import TASK_TEMPLATE, system_message
 from benchmark.models import AgentConfig, Run, RunGroup, RunShare, Score, Step, Task
-from benchmark.runs import attempts, gpus, heartbeat, progress, provenance, queueing
+from benchmark.runs import attempts, gpus, heartbeat, progress, provenance, queueing, slurm
 from benchmark.runs.resume import committed_steps, policy_restore, prior_usage, workspace_replay
 from config.db import reconnecting
 from sandbox.conf import host_id
@@ -73,7 +73,8 @@ def run_launch(
         queueing.queue_check()  # Redis down: say so, and create nothing
     except queueing.QueueDown as exc:
         raise LaunchError(str(exc)) from exc
-    refusal = gpus.launch_refusal(list(tasks))  # a GPU task with no GPU worker live: create nothing
+    # A GPU task with no GPU worker live: create nothing (Slurm's own sbatch judges its GPU tasks).
+    refusal = gpus.launch_refusal([task for task in tasks if slurm.executor_of_task(task) == Run.Executor.RQ])
     if refusal:
         raise LaunchError(refusal)
     runs: list[Run] = []
@@ -98,10 +99,11 @@ def run_launch(
                 )
                 runs.append(run)
         queueing.enqueue_after_commit(runs, failed=failed)
-    if failed:  # Redis went away between the check and the commit: those runs say so on their page
+    if failed:  # Redis went away between the check and the commit, or sbatch refused: their pages say so
+        why = failed[0].error.removeprefix("Not started: ").removesuffix(" Launch it again.")
         raise LaunchError(
-            f"{len(failed)} of {len(runs)} run(s) could not be queued: the job queue (Redis) stopped "
-            "answering. They are marked failed (not queued); launch them again in a moment."
+            f"{len(failed)} of {len(runs)} run(s) could not be queued: {why} "
+            "They are marked failed (not queued); launch them again once that is fixed."
         )
     return runs
 
@@ -132,9 +134,12 @@ def run_resume(*, run: Run, by: Any = None) -> bool:
         )
         failed: list[Run] = []
         interrupted_by = run.error
-        queueing.enqueue_after_commit([run], failed=failed, on_failure=lambda r, why: _resume_undo(r, interrupted_by))
+        queueing.enqueue_after_commit(
+            [run], failed=failed, on_failure=lambda r, why: _resume_undo(r, interrupted_by, why)
+        )
     if failed:
-        raise LaunchError("The run could not be queued again (the job queue stopped answering); it stays interrupted.")
+        why = failed[0].params.get("not_resumed", "the job queue stopped answering")
+        raise LaunchError(f"The run could not be queued again ({why}); it stays interrupted.")
     progress.run_status_send(Run.objects.get(pk=run.pk))
     return True
 
@@ -152,6 +157,7 @@ def run_cancel(*, run: Run) -> bool:
         updated = Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(status=Run.Status.CANCELLING)
     run.refresh_from_db()
     if updated:
+        slurm.cancel_asked(run)  # a queued job is scancelled; a running one gets the reaper's grace
         progress.run_status_send(run)
     return bool(updated)
 
@@ -180,9 +186,9 @@ def run_share_revoke(*, run: Run, user: AbstractBaseUser, by: Any = None) -> boo
     return True
 
 
-def _resume_undo(run: Run, error: str) -> None:
+def _resume_undo(run: Run, error: str, why: str = "") -> None:
     """A resume whose job the queue did not take: the run is interrupted again, resumable later."""
-    run.params = {**run.params, "resumes": run.params.get("resumes", [])[:-1]}
+    run.params = {**run.params, "resumes": run.params.get("resumes", [])[:-1], "not_resumed": why}
     Run.objects.filter(pk=run.pk, status=Run.Status.QUEUED).update(
         status=Run.Status.INTERRUPTED,
         exit_status="interrupted",

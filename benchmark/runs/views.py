@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.roles import ADMIN, RESEARCHER, is_researcher, role_required
 from benchmark.llm.check import launch_problem
 from benchmark.models import AgentConfig, Run, StepNote
-from benchmark.runs import listing, notes, progress, search, services
+from benchmark.runs import listing, notes, progress, search, services, slurm
 from benchmark.runs.compare import cost_series, runs_compare, score_series
 from benchmark.runs.forms import NOTE_MAX_CHARS, LaunchForm, ShareForm, StepNoteForm, launchable_tasks
 from benchmark.runs.listing import RunFilterForm
@@ -129,6 +129,7 @@ def run_detail(request: HttpRequest, code: UUID) -> HttpResponse:
         "no_trajectory": run.source == Run.Source.MLGYM and not run.step_count,
         "notes": notes.notes_by_step(run, user=request.user, can_manage=can_manage_run(request.user, run)),
         "note_max": NOTE_MAX_CHARS,
+        "slurm_queue": slurm.queued_note(run),  # "queued on Slurm (job N, reason: ...)", from squeue
     }
     return render(request, "benchmark/run_detail.html", context)
 

@@ -28,6 +28,10 @@ def test_reads_released_data():
 def test_browser_runs():
     pass
 
+@pytest.mark.slurm
+def test_slurm_missing():
+    pytest.skip("Slurm is not installed here (slurmctld not found)")
+
 def test_plain_skip():
     pytest.skip("nothing to do with a real part")
 
@@ -67,13 +71,20 @@ def test_it_fails_the_run_on_a_skipped_docker_or_shared_data_test_in_ci(tmp_path
     assert "CI=true: a skipped shared_data test is a failure" in out and "/nonexistent/mlgym/configs" in out
     assert "SKIPPED [1] test_suite.py" in out and "no container registry answers here" in out  # skips stay skips
     # Django is off here, so the database is no PostgreSQL: the race test skips, and CI calls that a failure.
+    assert "CI=true: a skipped slurm test is a failure. It was skipped because: Slurm is not installed" in out
     assert "CI=true: a skipped postgres test is a failure. It was skipped because: needs PostgreSQL" in out
-    assert "docker 0, bwrap 1, browser 1, shared-data 0, registry 0, postgres 0 (of 2 tests executed) [CI=true]" in out
+    assert (
+        "docker 0, bwrap 1, browser 1, shared-data 0, slurm 0, registry 0, postgres 0 (of 2 tests executed) [CI=true]"
+        in out
+    )
 
 
 def test_it_only_skips_outside_ci_and_still_counts(tmp_path: Path) -> None:
     result = _pytest(tmp_path, ci=False)
     assert result.returncode == 0, result.stdout
-    assert "2 passed, 5 skipped" in result.stdout
+    assert "2 passed, 6 skipped" in result.stdout
     assert "needs PostgreSQL: on SQLite one writer at a time serializes the race away" in result.stdout
-    assert "docker 0, bwrap 1, browser 1, shared-data 0, registry 0, postgres 0 (of 2 tests executed)" in result.stdout
+    assert (
+        "docker 0, bwrap 1, browser 1, shared-data 0, slurm 0, registry 0, postgres 0 (of 2 tests executed)"
+        in result.stdout
+    )

@@ -5,6 +5,8 @@ A running run is alive while its heartbeat key lives (benchmark.runs.heartbeat).
 longer than RUN_HEARTBEAT_TTL since the claim means its process is gone (kill -9, a lost host): the
 run is interrupted within about TTL + the reaper's interval, not after RQ's worker key expires.
 A run claimed more recently than that falls back to RQ's word (the worker and its current job).
+Runs executed by Slurm are first asked of Slurm: a job it ended (time limit, node failure,
+preemption) ends its run with Slurm's state and reason (benchmark.runs.slurm.slurm_reap).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from django.core.management.base import BaseCommand
 from django.utils import timezone
 
 from benchmark.models import Run
-from benchmark.runs import heartbeat, progress, queueing
+from benchmark.runs import heartbeat, progress, queueing, slurm
 from sandbox.conf import host_id
 
 # A run whose worker is unknown to RQ and that has shown no sign of life for this long is dead.
@@ -35,6 +37,13 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, loop: bool = False, interval: float = 30.0, **options: Any) -> None:
         while True:
+            try:
+                for run, done in slurm.slurm_reap():
+                    self.stdout.write(f"run {run.code}'s Slurm job {run.slurm_job_id} ended: {done}")
+            except Exception as exc:  # the controller briefly away: the heartbeat check below still runs
+                if not loop:
+                    raise
+                self.stderr.write(f"reap_runs: the Slurm check failed, next in {interval:g} s: {exc}")
             try:
                 reaped = self.reap_once()
             except Exception as exc:  # Redis or the database briefly away: a sweeper keeps sweeping
@@ -135,7 +144,7 @@ class Command(BaseCommand):
             status=Run.Status.INTERRUPTED,
             exit_status="interrupted",
             error=(
-                f"The worker {run.worker_name or '(unknown)'} stopped while running this run. "
+                f"The worker {self.worker_words(run)} stopped while running this run. "
                 "Every committed step is kept; Resume continues it."
             ),
             finished_at=timezone.now(),
@@ -144,3 +153,9 @@ class Command(BaseCommand):
             run.refresh_from_db()
             progress.run_status_send(run)
         return bool(updated)
+
+    def worker_words(self, run: Run) -> str:
+        worker = run.worker_name or "(unknown)"
+        if run.executor == Run.Executor.SLURM and run.slurm_job_id:
+            return f"{worker} (Slurm job {run.slurm_job_id})"
+        return worker

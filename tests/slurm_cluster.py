@@ -1,0 +1,199 @@
+"""A single-node Slurm cluster from Debian's packages, for the test session and bench/slurm.py.
+
+munged with a generated key, slurmctld and slurmd (each in the foreground, a child of this process)
+with a generated slurm.conf in a temporary folder: their own ports, socket, spool and state, so they
+never meet a cluster of the host. Clients find it by SLURM_CONF (set in os.environ by `start`, so
+every child process - the launches' sbatch, the reaper's squeue - talks to this cluster).
+
+The node is `referee-node1` with 8 CPUs and 8 GB configured (config_overrides: a 2-core CI runner
+still runs two runs at once), partition `referee` (default). MinJobAge keeps ended jobs readable by
+squeue for 10 minutes (no accounting daemon here); SlurmdTimeout is 6 s, so a killed slurmd marks
+its node down, and its jobs NODE_FAIL, within seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BINARIES = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol", "scancel", "sinfo")
+NODE = "referee-node1"
+PARTITION = "referee"
+
+CONF = """\
+ClusterName=referee-test
+SlurmctldHost={host}(127.0.0.1)
+SlurmctldPort={ctld_port}
+SlurmdPort={slurmd_port}
+AuthType=auth/munge
+AuthInfo=socket={munge_socket}
+CredType=cred/munge
+StateSaveLocation={base}/state
+SlurmdSpoolDir={base}/spool
+SlurmctldPidFile={base}/slurmctld.pid
+SlurmdPidFile={base}/slurmd.pid
+SlurmctldLogFile={base}/slurmctld.log
+SlurmdLogFile={base}/slurmd.log
+SlurmUser={user}
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+MpiDefault=none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+SlurmdParameters=config_overrides
+ReturnToService=2
+SlurmdTimeout=6
+MinJobAge=600
+KillWait=5
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+NodeName={node} NodeHostname={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory} State=UNKNOWN
+PartitionName={partition} Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+"""
+
+
+def missing_binaries() -> list[str]:
+    return [name for name in BINARIES if shutil.which(name) is None]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class SlurmCluster:
+    base: Path
+    conf: Path
+    procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {"SLURM_CONF": str(self.conf)}
+
+    def scontrol(self, *args: str) -> str:
+        return subprocess.run(
+            ["scontrol", *args], env={**os.environ, **self.env}, capture_output=True, text=True, check=True
+        ).stdout
+
+    def _daemon(self, name: str, args: list[str]) -> None:
+        log = open(self.base / f"{name}.out", "ab")  # noqa: SIM115 - the daemon's, closed with it
+        self.procs[name] = subprocess.Popen(
+            args, env={**os.environ, **self.env}, stdout=log, stderr=log, start_new_session=True
+        )
+
+    def slurmd_start(self) -> None:
+        self._daemon("slurmd", ["slurmd", "-D", "-N", NODE])
+        self.node_wait(lambda state: "IDLE" in state or "MIXED" in state or "ALLOC" in state, what="idle")
+
+    def slurmd_kill(self) -> None:
+        """kill -9 of slurmd: as a node that stopped answering (its jobs' slurmstepd live on)."""
+        proc = self.procs.pop("slurmd")
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+    def node_state(self) -> str:
+        out = self.scontrol("show", "node", NODE, "-o")
+        return next((part.split("=", 1)[1] for part in out.split() if part.startswith("State=")), "")
+
+    def node_wait(self, accept, *, what: str, timeout: float = 60) -> str:  # type: ignore[no-untyped-def]
+        deadline = time.monotonic() + timeout
+        state = ""
+        while time.monotonic() < deadline:
+            try:
+                state = self.node_state()
+            except subprocess.CalledProcessError:
+                state = ""
+            if accept(state):
+                return state
+            time.sleep(0.3)
+        raise RuntimeError(f"node {NODE} not {what} within {timeout:g} s (state {state!r}); see {self.base}")
+
+    def stop(self) -> None:
+        for name in ("slurmd", "slurmctld", "munged"):
+            proc = self.procs.pop(name, None)
+            if proc is None or proc.poll() is not None:
+                continue
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+        if os.environ.get("SLURM_CONF") == str(self.conf):
+            del os.environ["SLURM_CONF"]
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+def start(*, cpus: int = 8, memory_mb: int = 8000, extra: str = "") -> SlurmCluster:
+    """Start munged, slurmctld and slurmd; SLURM_CONF set in os.environ. RuntimeError with the logs'
+    folder when the node does not come up. `cpus` bounds how many one-CPU jobs run at once; `extra`
+    is appended to slurm.conf (bench/slurm.py tries scheduler settings with it)."""
+    base = Path(tempfile.mkdtemp(prefix="referee-slurm-"))
+    base.chmod(0o755)  # munged wants the socket's folder reachable by everyone, not writable
+    for sub in ("state", "spool", "munge"):
+        (base / sub).mkdir()
+    key = base / "munge" / "munge.key"
+    key.write_bytes(os.urandom(1024))
+    key.chmod(0o600)
+    (base / "munge").chmod(0o755)
+    munge_socket = base / "munge" / "munge.sock"
+    conf = base / "slurm.conf"
+    conf.write_text(
+        CONF.format(
+            host=socket.gethostname(),
+            ctld_port=_free_port(),
+            slurmd_port=_free_port(),
+            munge_socket=munge_socket,
+            base=base,
+            user=pwd.getpwuid(os.getuid()).pw_name,
+            node=NODE,
+            partition=PARTITION,
+            cpus=cpus,
+            memory=memory_mb,
+        )
+        + extra
+    )
+    cluster = SlurmCluster(base=base, conf=conf)
+    cluster._daemon(
+        "munged",
+        [
+            "munged",
+            "-F",
+            "--force",
+            f"--socket={munge_socket}",
+            f"--key-file={key}",
+            f"--pid-file={base / 'munge' / 'munged.pid'}",
+            f"--log-file={base / 'munge' / 'munged.log'}",
+            f"--seed-file={base / 'munge' / 'munged.seed'}",
+        ],
+    )
+    deadline = time.monotonic() + 10
+    while not munge_socket.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.environ["SLURM_CONF"] = str(conf)
+    try:
+        cluster._daemon("slurmctld", ["slurmctld", "-D", "-i"])
+        deadline = time.monotonic() + 30
+        while True:
+            ping = subprocess.run(["scontrol", "ping"], capture_output=True, text=True, check=False).stdout
+            if "is UP" in ping:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"slurmctld did not come up: {ping.strip()}; see {base}/slurmctld.log")
+            time.sleep(0.2)
+        cluster.slurmd_start()
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
