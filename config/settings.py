@@ -270,7 +270,7 @@ SANDBOX_CHOICE_FILE = VAR_DIR / "sandbox_backend.json"
 
 
 def _sandbox_backend() -> str:
-    choices = ("docker", "bwrap", "local")
+    choices = ("docker", "podman", "bwrap", "local")
     if env_str("SANDBOX_BACKEND", ""):
         return env_choice("SANDBOX_BACKEND", "docker", choices)
     try:
