@@ -225,3 +225,35 @@ def test_a_run_on_podman_records_the_backend_and_the_image(podman_ready: str, se
     assert run.environment["image"] == podman_ready
     assert run.environment["image_digest"] == sandbox_docker.client().images.get(podman_ready).id
     assert run.environment["podman_mode"] == podman.mode().kind
+
+
+def test_it_reaps_the_containers_of_dead_workers_and_ended_runs(podman_ready: str) -> None:
+    """A worker killed hard leaves its container running under conmon: the sweep removes it."""
+    from sandbox.reaper import Reaper, register_run_ended_hook, unregister_run_ended_hook
+    from tests.sandbox.test_commands import dead_pid
+
+    orphan = open_session(
+        SandboxSpec(labels={"referee.sandbox.worker": f"{socket.gethostname()}:{dead_pid()}"}), backend="podman"
+    )
+    ended = open_session(SandboxSpec(labels={"referee.run": "ended-run"}), backend="podman")
+    live = open_session(SandboxSpec(labels={"referee.run": "live-run"}), backend="podman")
+
+    def run_ended(labels: dict[str, str]) -> bool:
+        return labels.get("referee.run") == "ended-run"
+
+    register_run_ended_hook(run_ended)
+    try:
+        dry = dict(Reaper(log=lambda line: None, dry_run=True).reap_once(docker=False, podman=True))
+        removed = dict(Reaper(log=lambda line: None).reap_once(docker=False, podman=True))
+        again = Reaper(log=lambda line: None).reap_podman()
+    finally:
+        unregister_run_ended_hook(run_ended)
+    ids = {c["name"]: c["id"] for c in [*podman.sandbox_containers()]}
+    try:
+        assert orphan.name not in ids and ended.name not in ids and live.name in ids
+        assert set(removed.values()) >= {"worker died", "run ended"} and dry.keys() >= removed.keys()
+        assert ids[live.name] not in removed and again == []
+        assert live.run("echo live", timeout=10).output == "live\n"
+    finally:
+        for session in (orphan, ended, live):
+            session.close()
