@@ -327,7 +327,10 @@ def ensure_image(tag: str, *, log: Callable[[str], None] = lambda line: None) ->
         started = time.monotonic()
         if not load_from_docker(tag, log):
             from sandbox.image import podman_import
+            from sandbox.recipe import default_tag
 
+            if tag != default_tag():  # a task's variant or an image of the admin's: only a load can bring it
+                raise SandboxError(f"no Docker engine on this node holds {tag}, and podman builds only {default_tag()}")
             podman_import(tag, log=log)
         if not image_exists(tag):
             raise SandboxError(f"loading {tag} into podman did not produce the image")
@@ -490,8 +493,15 @@ def add_labels(tag: str, labels: dict[str, str]) -> None:
     try:
         args = ["commit", "--quiet"]
         for key, value in labels.items():
-            quoted = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-            args += ["--change", f"LABEL {key}={quoted}"]
+            # podman keeps a quoted value's backslashes (`"{\"a\": 1}"` stays escaped): values go
+            # unquoted, JSON without its spaces, and any other whitespace is refused.
+            try:
+                value = json.dumps(json.loads(value), sort_keys=True, separators=(",", ":"))
+            except ValueError:
+                pass
+            if any(c.isspace() for c in value):
+                raise SandboxError(f"label {key}: podman cannot commit a value with whitespace: {value[:200]!r}")
+            args += ["--change", f"LABEL {key}={value}"]
         _checked(_run(mode(), [*args, name, tag], timeout=600), f"podman commit of {tag}")
     finally:
         _run(mode(), ["rm", "--force", name])

@@ -257,3 +257,61 @@ def test_it_reaps_the_containers_of_dead_workers_and_ended_runs(podman_ready: st
     finally:
         for session in (orphan, ended, live):
             session.close()
+
+
+def test_it_builds_no_other_image_than_the_sandboxs_own_under_a_foreign_tag(podman_ready: str, settings) -> None:
+    """An image podman lacks and no Docker engine here holds is refused with the reason, never made
+    from the base image under that name (a task variant would silently lose its packages)."""
+    settings.SANDBOX_IMAGE = "referee-sandbox-variant:not-built-anywhere"
+    with pytest.raises(SandboxUnavailable, match="no Docker engine on this node holds referee-sandbox-variant"):
+        open_session(SandboxSpec(), backend="podman")
+    assert not podman.image_exists("referee-sandbox-variant:not-built-anywhere")
+
+
+@pytest.mark.slow
+def test_it_imports_the_image_from_the_nodes_own_rootfs_where_no_docker_engine_has_it(
+    podman_ready: str, settings, monkeypatch, tmp_path: Path
+) -> None:
+    """A node without Docker: `podman import` of the debootstrap rootfs of the same hash, labelled
+    with the same manifest. The rootfs here is the Docker image's own files (docker export), in a
+    podman store of its own so that the node's store is left alone."""
+    import subprocess
+
+    from sandbox import docker as sandbox_docker
+    from sandbox.image import MANIFEST_LABEL
+
+    cache = tmp_path / "cache"
+    rootfs = cache / inputs_hash() / "rootfs"
+    rootfs.mkdir(parents=True)
+    container = sandbox_docker.client().containers.create(podman_ready, command=["true"])
+    try:
+        export = subprocess.Popen(["docker", "export", container.id], stdout=subprocess.PIPE)
+        subprocess.run(["tar", "-x", "--numeric-owner", "-C", str(rootfs)], stdin=export.stdout, check=True)
+        assert export.wait() == 0
+    finally:
+        container.remove(force=True)
+    for stage in ("debootstrap", "wheels", "packages", "prune", "finish"):
+        (cache / inputs_hash() / f".done-{stage}").touch()
+    storage = tmp_path / "storage.conf"
+    storage.write_text(f'[storage]\ndriver = "overlay"\ngraphroot = "{tmp_path}/graph"\nrunroot = "{tmp_path}/run"\n')
+    settings.SANDBOX_CACHE_DIR = str(cache)
+    monkeypatch.setenv("CONTAINERS_STORAGE_CONF", str(storage))
+    monkeypatch.setattr(podman, "load_from_docker", lambda tag, log: False)  # as on a node without Docker
+    podman.mode.cache_clear()
+    podman.probe.cache_clear()
+    try:
+        assert not podman.image_exists(podman_ready)
+        said: list[str] = []
+        podman.ensure_image(podman_ready, log=said.append)
+        labels = podman.image_labels(podman_ready)
+        with open_session(SandboxSpec(), backend="podman") as session:
+            whoami = session.run("id -u; python3 -c 'import sklearn; print(sklearn.__version__)'", timeout=60)
+        assert any(line.startswith(f"podman import {podman_ready}") for line in said), said
+        assert labels[f"{podman.LABEL}.inputs"] == inputs_hash()
+        assert labels["referee.sandbox.built-by"] == "debootstrap"
+        assert json.loads(labels[MANIFEST_LABEL]) == json.loads(
+            sandbox_docker.image_labels(podman_ready)[MANIFEST_LABEL]
+        )
+        assert whoami.exit_code == 0 and whoami.output.startswith("1000\n")
+    finally:
+        podman._run(podman.mode(), ["system", "reset", "--force"], timeout=300)
