@@ -2,8 +2,8 @@
 
 The order (issues 19, 30, 32): a Docker engine that answers; Podman where it runs sandboxes (a node
 without a Docker daemon: rootless where the limits hold, else root with a user namespace, see
-sandbox/podman.py; the image is loaded into its store once, by the first sandbox); an installed engine that make up can start
-(a service manager, else `dockerd` itself), or on Debian/Ubuntu as root docker.io (and debootstrap)
+sandbox/podman.py; the image is loaded into its store once, by the first sandbox); an installed
+engine that make up can start (a service manager, else `dockerd` itself), or on Debian/Ubuntu as root docker.io (and debootstrap)
 installed with apt and started, unless REFEREE_NO_SYSTEM_INSTALL is set; bubblewrap where it can
 create namespaces (weaker limits, said in the UI), installed with apt as root on Debian/Ubuntu when
 missing; otherwise stop, with the one command to run on this system. What make up tried and how it

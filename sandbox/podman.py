@@ -154,7 +154,7 @@ def _run(
 
 
 def rootless_problem(mode: Mode) -> str:
-    """ "" when rootless podman runs here *and* can hold a container to its limits, else why not."""
+    """Empty when rootless podman runs here *and* can hold a container to its limits, else why not."""
     try:
         result = _run(mode, ["info", "--format", "json"], timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -181,6 +181,13 @@ def rootless_problem(mode: Mode) -> str:
 @conf.probed_once
 def mode() -> Mode:
     """Rootless where it holds the limits, else root with a user namespace (root workers only)."""
+    try:
+        return _mode()
+    except SandboxUnavailable as exc:  # a bad setting: said where the backend is shown, not raised there
+        return Mode(ROOT, problem=str(exc))
+
+
+def _mode() -> Mode:
     if not shutil.which("podman"):
         return Mode(ROOT, problem="podman is not installed")
     wanted = mode_setting()

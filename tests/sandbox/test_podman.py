@@ -315,3 +315,21 @@ def test_it_imports_the_image_from_the_nodes_own_rootfs_where_no_docker_engine_h
         assert whoami.exit_code == 0 and whoami.output.startswith("1000\n")
     finally:
         podman._run(podman.mode(), ["system", "reset", "--force"], timeout=300)
+
+
+def test_it_says_what_is_wrong_with_a_podman_account_that_does_not_exist(settings) -> None:
+    import shutil
+
+    if not shutil.which("podman"):
+        pytest.skip("podman is not installed")
+    settings.SANDBOX_PODMAN_USER = "referee-no-such-account"
+    podman.mode.cache_clear()
+    podman.probe.cache_clear()
+    try:
+        info = backend_info("podman")
+        with pytest.raises(SandboxUnavailable, match="SANDBOX_PODMAN_USER='referee-no-such-account' is not an account"):
+            open_session(SandboxSpec(), backend="podman")
+    finally:
+        podman.mode.cache_clear()
+        podman.probe.cache_clear()
+    assert info["available"] is False and "is not an account on this host" in info["detail"]
