@@ -209,7 +209,9 @@ def _account(name: str) -> dict[str, object]:
 
 
 @pytest.mark.django_db
-def test_a_run_on_podman_records_the_backend_and_the_image(podman_ready: str, settings, researcher, redis_client):
+def test_a_run_on_podman_records_the_backend_and_the_image(
+    podman_ready: str, settings, researcher, redis_client, client_for
+):
     from benchmark.models import Run
     from benchmark.runs.services import run_execute
     from sandbox import docker as sandbox_docker
@@ -225,6 +227,8 @@ def test_a_run_on_podman_records_the_backend_and_the_image(podman_ready: str, se
     assert run.environment["image"] == podman_ready
     assert run.environment["image_digest"] == sandbox_docker.client().images.get(podman_ready).id
     assert run.environment["podman_mode"] == podman.mode().kind
+    page = client_for(researcher).get(f"/runs/{run.code}/").content.decode()
+    assert "<dd>podman, network none</dd>" in page
 
 
 def test_it_reaps_the_containers_of_dead_workers_and_ended_runs(podman_ready: str) -> None:
