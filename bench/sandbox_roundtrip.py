@@ -3,7 +3,7 @@
     python bench/sandbox_roundtrip.py [--runs 200] [--exec-runs 50] [--docker-runs 5]
 
 Prints medians (ms) and ratios measured side by side in one run, plus sandbox start times
-(container + shell server) on Docker and bubblewrap. Target: shell <= 1/3 of docker exec.
+(container + shell server) on Docker, Podman and bubblewrap. Target: shell <= 1/3 of docker exec.
 """
 
 from __future__ import annotations
@@ -73,6 +73,17 @@ def main() -> None:
         ("fresh docker exec (`true`)", fresh_exec),
         ("fresh docker run --rm (`true`)", fresh_run),
     ]
+    if backend_info("podman")["available"]:
+        podman_starts = []
+        for _ in range(args.docker_runs):
+            started = time.perf_counter()
+            session = open_session(SandboxSpec(), backend="podman")  # the first loads the image, once
+            podman_starts.append(time.perf_counter() - started)
+            session.close()
+        with open_session(SandboxSpec(), backend="podman") as session:
+            session.run("true")
+            rows.append(("podman sandbox start", podman_starts[1:] or podman_starts))
+            rows.append(("podman persistent shell round trip", timed(lambda: session.run("true"), args.runs)))
     if backend_info("bwrap")["available"]:
         bwrap_starts = []
         for _ in range(args.docker_runs):

@@ -297,7 +297,7 @@ SANDBOX_CHOICE_FILE = VAR_DIR / "sandbox_backend.json"
 
 
 def _sandbox_backend() -> str:
-    choices = ("docker", "bwrap", "local")
+    choices = ("docker", "podman", "bwrap", "local")
     if env_str("SANDBOX_BACKEND", ""):
         return env_choice("SANDBOX_BACKEND", "docker", choices)
     try:
@@ -331,6 +331,13 @@ SANDBOX_DISK_DIR = env_str("SANDBOX_DISK_DIR", "")
 # debootstrap rootfs of the sandbox image under var/sandbox-image/<hash>/rootfs).
 SANDBOX_BWRAP_ROOTFS = env_str("SANDBOX_BWRAP_ROOTFS", "") or None
 SANDBOX_TMP_MB = env_size_mb("SANDBOX_TMP", 256)
+# Podman (sandbox/podman.py): "auto" runs it rootless where rootless containers get their limits
+# (cgroups v2, controllers delegated), else as root with the container's uids mapped to
+# SANDBOX_PODMAN_UID_BASE.. (65536 of them); a root worker runs rootless podman as SANDBOX_PODMAN_USER.
+SANDBOX_PODMAN_MODE = env_choice("SANDBOX_PODMAN_MODE", "auto", ("auto", "rootless", "root"))
+SANDBOX_PODMAN_USER = env_str("SANDBOX_PODMAN_USER", "")
+SANDBOX_PODMAN_UID_BASE = env_int("SANDBOX_PODMAN_UID_BASE", 1_000_000_000, minimum=65536)
+SANDBOX_PODMAN_RUNTIME = env_str("SANDBOX_PODMAN_RUNTIME", "")
 # The GPUs runs may take on this host (sandbox/gpu.py): "auto" (every GPU nvidia-smi lists, none where
 # it is missing), "none", or device ids ("0,1", or NVIDIA's GPU-/MIG- UUIDs). GPU_NAME names them
 # where nvidia-smi cannot. Runs of tasks that need GPUs go to the `gpu` queue, whose workers run

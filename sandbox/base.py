@@ -329,7 +329,12 @@ class Session:
                 self.put_file(f"{target.rstrip('/')}/{relative}", source.read_bytes(), mode)
 
 
-BACKEND_MODULES = {"docker": "sandbox.docker", "bwrap": "sandbox.bwrap", "local": "sandbox.local"}
+BACKEND_MODULES = {
+    "docker": "sandbox.docker",
+    "podman": "sandbox.podman",
+    "bwrap": "sandbox.bwrap",
+    "local": "sandbox.local",
+}
 
 
 def _backend_module(name: str) -> Any:

@@ -1,7 +1,9 @@
 """Which sandbox backend `make up` uses on this machine, and how it gets there: a pure function.
 
-The order (issues 19, 30): a Docker engine that answers; an installed engine that make up can start
-(a service manager, else `dockerd` itself), or on Debian/Ubuntu as root docker.io (and debootstrap)
+The order (issues 19, 30, 32): a Docker engine that answers; Podman where it runs sandboxes (a node
+without a Docker daemon: rootless where the limits hold, else root with a user namespace, see
+sandbox/podman.py; the image is loaded into its store once, by the first sandbox); an installed
+engine that make up can start (a service manager, else `dockerd` itself), or on Debian/Ubuntu as root docker.io (and debootstrap)
 installed with apt and started, unless REFEREE_NO_SYSTEM_INSTALL is set; bubblewrap where it can
 create namespaces (weaker limits, said in the UI), installed with apt as root on Debian/Ubuntu when
 missing; otherwise stop, with the one command to run on this system. What make up tried and how it
@@ -17,7 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-DOCKER, BWRAP = "docker", "bwrap"
+DOCKER, PODMAN, BWRAP = "docker", "podman", "bwrap"
 # How the image is made when its tag is missing.
 DOCKERFILE, DEBOOTSTRAP = "dockerfile", "debootstrap"
 INSTALL_DOCKER, START_ENGINE, INSTALL_DEBOOTSTRAP = "install docker.io", "start the engine", "install debootstrap"
@@ -42,6 +44,10 @@ class Machine:
     engine_started: str = ""  # how it started the engine, e.g. "... so make up started dockerd itself (pid 5)"
     engine_start_failed: str = ""  # why the engine could not be started (each way tried, and what it said)
     install_failed: str = ""  # why an apt install failed
+    podman: bool = False  # podman runs sandboxes here (sandbox.podman.probe)
+    podman_problem: str = ""  # why podman cannot, where it is installed
+    podman_image: bool = False  # the hash-tagged image is already in podman's store
+    podman_mode: str = ""  # how podman runs here (rootless, or root with a user namespace), in words
 
 
 @dataclass(frozen=True)
@@ -141,6 +147,22 @@ def _no_engine(m: Machine) -> tuple[str, tuple[str, ...], str | None, str]:
     return f"{why_not}; {doing}; {way.how}", (INSTALL_DOCKER, START_ENGINE, *way.steps), way.image, ""
 
 
+def _podman(m: Machine, lead: str) -> Choice | None:
+    """Podman, where it runs and the image is in its store or can be made the ways Docker's can."""
+    if not m.podman:
+        return None
+    if m.podman_image:
+        how = "the sandbox image is in podman's store"
+    else:
+        way = image_way(m)
+        if not way.ok or way.steps:
+            return None
+        how = f"{way.how[0].lower()}{way.how[1:]}, and loaded into podman's store once, by the first sandbox"
+    mode = f" ({m.podman_mode})" if m.podman_mode else ""
+    reason = f"{lead}; podman runs sandboxes here{mode}, with the Docker backend's walls; {how}"
+    return Choice(PODMAN, reason, machine=asdict(m))
+
+
 def choose(m: Machine) -> Choice:
     facts = asdict(m)
     # 1. A Docker engine that answers (perhaps started by make up a moment ago).
@@ -150,11 +172,21 @@ def choose(m: Machine) -> Choice:
         if way.ok:
             return Choice(DOCKER, f"{lead}; {way.how}", way.steps, way.image, machine=facts)
         why_not = f"{lead}, but the sandbox image cannot be made here: {way.how}"
-    # 2. An engine that make up can start, or install with apt and start.
+        podman = _podman(m, why_not)
+        if podman is not None:
+            return podman
+    # 2. Podman where it runs (a node without a Docker daemon); else an engine that make up can
+    # start, or install with apt and start.
     else:
+        no_engine = f"no Docker engine answers ({m.engine_problem})" if m.engine_problem else "no Docker engine answers"
+        podman = _podman(m, no_engine)
+        if podman is not None:
+            return podman
         reason, steps, image, why_not = _no_engine(m)
         if reason:
             return Choice(DOCKER, reason, steps, image, machine=facts)
+    if m.podman_problem:
+        why_not = f"{why_not}; podman cannot run sandboxes here ({m.podman_problem})"
     # 3. Bubblewrap: there and working, or installed with apt where it is missing.
     if m.bwrap:
         reason = f"{why_not}; bubblewrap isolates the agents instead, with weaker limits than Docker"

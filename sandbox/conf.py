@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-BACKENDS = ("docker", "bwrap", "local")
+BACKENDS = ("docker", "podman", "bwrap", "local")
 
 
 def _setting(name: str, default: Any) -> Any:

@@ -167,11 +167,12 @@ class _Sessions:
 
 
 def _open_both(specs: list[SandboxSpec], backend: str | None) -> list[Session]:
-    """Start the sandboxes side by side on Docker (a start is mostly waiting for the engine).
+    """Start the sandboxes side by side on Docker and Podman (a start is mostly waiting for the
+    engine or the runtime).
 
     Elsewhere one after the other, in this thread: bwrap's --die-with-parent kills a sandbox
     when the *thread* that started it ends, and bwrap starts in a few tens of milliseconds."""
-    if (backend or conf.backend_name()) != "docker":
+    if (backend or conf.backend_name()) not in ("docker", "podman"):
         sessions: list[Session] = []
         try:
             for spec in specs:

@@ -20,6 +20,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from sandbox import conf
 from sandbox.base import LABEL
@@ -197,27 +198,28 @@ def build_method() -> str:
     return DEBOOTSTRAP
 
 
-def image_manifest(tag: str) -> dict | None:
-    """The manifest the image carries in its label, None if it has none."""
-    from sandbox import docker as sandbox_docker
+def _engine(name: str = "docker") -> Any:
+    """The module that speaks to the engine holding the image: sandbox.docker or sandbox.podman."""
+    import importlib
 
-    raw = sandbox_docker.image_labels(tag).get(MANIFEST_LABEL)
+    return importlib.import_module(f"sandbox.{name}")
+
+
+def image_manifest(tag: str, *, engine: str = "docker") -> dict | None:
+    """The manifest the image carries in its label, None if it has none."""
+    raw = _engine(engine).image_labels(tag).get(MANIFEST_LABEL)
     return json.loads(raw) if raw else None
 
 
-def measure_manifest(tag: str) -> dict:
+def measure_manifest(tag: str, *, engine: str = "docker") -> dict:
     """The manifest read from inside the image, now."""
-    from sandbox import docker as sandbox_docker
-
-    return json.loads(sandbox_docker.run_in_image(tag, ["/opt/venv/bin/python", "-I", "-c", MANIFEST_SCRIPT]))
+    return json.loads(_engine(engine).run_in_image(tag, ["/opt/venv/bin/python", "-I", "-c", MANIFEST_SCRIPT]))
 
 
-def label_manifest(tag: str, log: Log, *, built_by: str) -> dict:
-    from sandbox import docker as sandbox_docker
-
-    manifest = measure_manifest(tag)
+def label_manifest(tag: str, log: Log, *, built_by: str, engine: str = "docker") -> dict:
+    manifest = measure_manifest(tag, engine=engine)
     labels = {MANIFEST_LABEL: json.dumps(manifest, sort_keys=True), BUILT_BY_LABEL: built_by}
-    sandbox_docker.add_labels(tag, labels)
+    _engine(engine).add_labels(tag, labels)
     log(f"manifest: Python {manifest['python']}, {len(manifest['python_packages'])} packages (label {MANIFEST_LABEL})")
     return manifest
 
@@ -275,4 +277,34 @@ def _build_locked(workdir: Path, tag: str, *, force: bool, log: Log) -> str:
     log(f"docker import {tag}: {time.monotonic() - started:.1f}s")
     tarball.unlink()
     label_manifest(tag, log, built_by=DEBOOTSTRAP)
+    return tag
+
+
+def podman_import(tag: str, *, log: Log = print) -> str:
+    """Put the image into podman's store without a Docker engine (sandbox.podman.ensure_image calls
+    this when no engine on the node has it): from the debootstrap rootfs of the same hash when this
+    node has built it, else `podman build` of the Dockerfile where a registry answers, else the
+    debootstrap build here (root). Same content and labels as the Docker image."""
+    from sandbox import podman
+
+    workdir = conf.cache_dir() / inputs_hash()
+    method = DEBOOTSTRAP if cached_rootfs() is not None else build_method()
+    if method == DOCKERFILE:
+        log(f"building {tag} with podman from {IMAGES_DIR / 'Dockerfile'} (a registry answers)")
+        podman.build_from_dockerfile(IMAGES_DIR, tag, labels={f"{LABEL}.inputs": inputs_hash()}, log=log)
+        label_manifest(tag, log, built_by=DOCKERFILE, engine="podman")
+        return tag
+    workdir.mkdir(parents=True, exist_ok=True)
+    with (conf.cache_dir() / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        rootfs = build_rootfs(workdir, log)
+        tarball = workdir / "rootfs-podman.tar"
+        _run(["tar", "--numeric-owner", "-C", str(rootfs), "-cf", str(tarball), "."], log)
+        try:
+            started = time.monotonic()
+            podman.import_rootfs(tarball, tag, changes=list(CHANGES), inputs=inputs_hash())
+            log(f"podman import {tag}: {time.monotonic() - started:.1f}s")
+        finally:
+            tarball.unlink(missing_ok=True)
+    label_manifest(tag, log, built_by=DEBOOTSTRAP, engine="podman")
     return tag

@@ -83,6 +83,7 @@ def probe_machine(*, environ: dict[str, str] | None = None) -> Machine:
         image = image_exists(default_tag())
     # Not installed is said as such by choose(); a problem is kept for a bwrap that is there but cannot run.
     bwrap_problem = (probe() or "") if shutil.which("bwrap") else ""
+    podman, podman_problem, podman_image, podman_mode = _podman_facts()
     return Machine(
         engine=reachable,
         root=os.geteuid() == 0,
@@ -95,7 +96,26 @@ def probe_machine(*, environ: dict[str, str] | None = None) -> Machine:
         installs_allowed=installs_allowed(environ),
         bwrap_problem=bwrap_problem,
         engine_problem="" if reachable else engine_detail.removeprefix("no Docker engine reachable: ")[:300],
+        podman=podman,
+        podman_problem=podman_problem[:300],
+        podman_image=podman_image,
+        podman_mode=podman_mode,
     )
+
+
+def _podman_facts() -> tuple[bool, str, bool, str]:
+    """(runs, why not where installed, image in its store, mode in words) of podman on this machine."""
+    if not shutil.which("podman"):
+        return False, "", False, ""
+    from sandbox import podman
+    from sandbox.recipe import default_tag
+
+    problem = podman.probe()
+    if problem:
+        return False, problem, False, ""
+    current = podman.mode()
+    mode = f"rootless, {current.note}" if current.kind == podman.ROOTLESS else current.note
+    return True, "", podman.image_exists(default_tag()), mode
 
 
 # -- the steps a choice may ask for ------------------------------------------------------------

@@ -95,14 +95,26 @@ class Reaper:
     def reap_docker(self) -> list[tuple[str, str]]:
         from sandbox import docker as sandbox_docker
 
+        return self._reap_containers(self.docker_sandboxes(), sandbox_docker.remove_container)
+
+    def reap_podman(self) -> list[tuple[str, str]]:
+        """Podman's sandboxes: a worker killed hard leaves its container running under conmon (the
+        podman process that died was only the attached client)."""
+        from sandbox import podman
+
+        return self._reap_containers(podman.sandbox_containers(), podman.remove_container)
+
+    def _reap_containers(
+        self, sandboxes: Iterable[dict[str, Any]], remove: Callable[[str], bool]
+    ) -> list[tuple[str, str]]:
         removed = []
-        for sandbox in self.docker_sandboxes():
+        for sandbox in sandboxes:
             why = self.reason(sandbox)
             if why is None:
                 continue
             self.log(f"{'would remove' if self.dry_run else 'removing'} {sandbox['name']}: {why}")
             if not self.dry_run:
-                sandbox_docker.remove_container(sandbox["id"])
+                remove(sandbox["id"])
             removed.append((sandbox["id"], why))
         return removed
 
@@ -143,10 +155,12 @@ class Reaper:
             self.log(f"{'would remove' if self.dry_run else 'removed'} {path}: {why}")
         return removed
 
-    def reap_once(self, *, docker: bool = True) -> list[tuple[str, str]]:
+    def reap_once(self, *, docker: bool = True, podman: bool = False) -> list[tuple[str, str]]:
         removed = self.reap_local_dirs()
+        # Containers first: a disk is still mounted in the container of a dead worker.
         if docker:
-            # Containers first: a disk is still mounted in the container of a dead worker.
             removed += self.reap_docker()
+        if podman:
+            removed += self.reap_podman()
         removed += self.reap_disks()
         return removed

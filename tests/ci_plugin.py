@@ -1,12 +1,13 @@
 """What the test session proves it ran: tests counted by kind, and in CI a skip of a real part is a failure.
 
-Kinds: `docker` (the real engine), `bwrap` (bubblewrap namespaces), `browser` (Debian's chromium),
-`slurm` (a single-node Slurm cluster from Debian's slurm-wlm and munge, tests/slurm_plugin.py),
+Kinds: `docker` (the real engine), `podman` (Podman without a daemon), `bwrap` (bubblewrap namespaces),
+`browser` (Debian's chromium), `slurm` (a single-node Slurm cluster from Debian's slurm-wlm and munge,
+tests/slurm_plugin.py),
 `shared_data` (the released MLGym / MLR-Bench files under ../shared), and `postgres` (a database
 test while the database is PostgreSQL, or a test marked `postgres`: one that can only fail where
 writers really run at once, such as a race that SQLite's one-writer lock serializes away; it is
 skipped with that reason on SQLite, and in CI, whose database is PostgreSQL, the skip is a failure). A test is of a kind by its marker; the sandbox fixtures
-apply `docker`/`bwrap` to the backend they run on, `shared_data(path, ...)` names the files a test
+apply `docker`/`podman`/`bwrap` to the backend they run on, `shared_data(path, ...)` names the files a test
 reads (the test is skipped, with the path, where they are missing).
 
 With CI=true, a skipped test of the kinds that stand for a real part fails the run with its reason
@@ -25,9 +26,9 @@ from typing import Any
 
 import pytest
 
-KINDS = ("docker", "bwrap", "browser", "shared_data", "slurm", "registry", "postgres")
+KINDS = ("docker", "podman", "bwrap", "browser", "shared_data", "slurm", "registry", "postgres")
 # The kinds whose skip hides a part that CI exists to exercise.
-MUST_RUN_IN_CI = ("docker", "bwrap", "browser", "shared_data", "slurm")
+MUST_RUN_IN_CI = ("docker", "podman", "bwrap", "browser", "shared_data", "slurm")
 
 _executed: Counter[str] = Counter()
 _total = 0

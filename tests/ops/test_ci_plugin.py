@@ -16,6 +16,10 @@ import pytest
 def test_docker_skipped():
     pytest.skip("no Docker engine reachable: sandbox.docker not importable")
 
+@pytest.mark.podman
+def test_podman_skipped():
+    pytest.skip("podman unusable here: podman is not installed")
+
 @pytest.mark.bwrap
 def test_bwrap_runs():
     pass
@@ -63,18 +67,19 @@ def _pytest(tmp_path: Path, *, ci: bool) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_it_fails_the_run_on_a_skipped_docker_or_shared_data_test_in_ci(tmp_path: Path) -> None:
+def test_it_fails_the_run_on_a_skipped_docker_podman_or_shared_data_test_in_ci(tmp_path: Path) -> None:
     result = _pytest(tmp_path, ci=True)
     assert result.returncode == 1, result.stdout
     out = result.stdout
     assert "CI=true: a skipped docker test is a failure. It was skipped because: no Docker engine reachable" in out
+    assert "CI=true: a skipped podman test is a failure. It was skipped because: podman unusable here" in out
     assert "CI=true: a skipped shared_data test is a failure" in out and "/nonexistent/mlgym/configs" in out
     assert "SKIPPED [1] test_suite.py" in out and "no container registry answers here" in out  # skips stay skips
     # Django is off here, so the database is no PostgreSQL: the race test skips, and CI calls that a failure.
     assert "CI=true: a skipped slurm test is a failure. It was skipped because: Slurm is not installed" in out
     assert "CI=true: a skipped postgres test is a failure. It was skipped because: needs PostgreSQL" in out
     assert (
-        "docker 0, bwrap 1, browser 1, shared-data 0, slurm 0, registry 0, postgres 0 (of 2 tests executed) [CI=true]"
+        "docker 0, podman 0, bwrap 1, browser 1, shared-data 0, slurm 0, registry 0, postgres 0 (of 2 tests executed) [CI=true]"
         in out
     )
 
@@ -82,9 +87,9 @@ def test_it_fails_the_run_on_a_skipped_docker_or_shared_data_test_in_ci(tmp_path
 def test_it_only_skips_outside_ci_and_still_counts(tmp_path: Path) -> None:
     result = _pytest(tmp_path, ci=False)
     assert result.returncode == 0, result.stdout
-    assert "2 passed, 6 skipped" in result.stdout
+    assert "2 passed, 7 skipped" in result.stdout
     assert "needs PostgreSQL: on SQLite one writer at a time serializes the race away" in result.stdout
     assert (
-        "docker 0, bwrap 1, browser 1, shared-data 0, slurm 0, registry 0, postgres 0 (of 2 tests executed)"
+        "docker 0, podman 0, bwrap 1, browser 1, shared-data 0, slurm 0, registry 0, postgres 0 (of 2 tests executed)"
         in result.stdout
     )

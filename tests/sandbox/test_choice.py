@@ -14,6 +14,7 @@ from sandbox.choice import (
     INSTALL_BWRAP,
     INSTALL_DEBOOTSTRAP,
     INSTALL_DOCKER,
+    PODMAN,
     START_ENGINE,
     Machine,
     choose,
@@ -168,3 +169,52 @@ def test_it_names_a_failed_install_and_tries_no_other():
     assert f"installing with apt failed: {failed}" in choice.reason
     assert "REFEREE_NO_SYSTEM_INSTALL" not in choice.reason
     assert choose(replace(FRESH_DEBIAN_ROOT, install_failed=failed, bwrap=True)).backend == BWRAP
+
+
+# A Slurm compute node: no Docker daemon, podman runs (rootless), no root, no registry.
+SLURM_NODE = Machine(
+    engine=False,
+    root=False,
+    apt=True,
+    dockerd=False,
+    debootstrap=False,
+    bwrap=True,
+    registry=False,
+    podman=True,
+    podman_image=True,
+    podman_mode="rootless, podman runs as the worker's own account",
+)
+
+
+def test_it_uses_podman_where_no_docker_engine_answers():
+    choice = choose(SLURM_NODE)
+    assert (choice.backend, choice.steps, choice.image) == (PODMAN, (), None)
+    assert choice.reason == (
+        "no Docker engine answers; podman runs sandboxes here (rootless, podman runs as the worker's own account),"
+        " with the Docker backend's walls; the sandbox image is in podman's store"
+    )
+
+
+def test_it_keeps_docker_first_where_its_engine_answers():
+    assert choose(replace(LAPTOP, image=True, podman=True, podman_image=True)).backend == DOCKER
+
+
+def test_it_takes_podman_before_starting_or_installing_a_docker_engine():
+    stopped = replace(FRESH_DEBIAN_ROOT, dockerd=True, podman=True, podman_image=True)
+    assert (choose(stopped).backend, choose(stopped).steps) == (PODMAN, ())
+    assert choose(replace(stopped, podman=False)).steps == (START_ENGINE,)
+
+
+def test_it_uses_podman_only_where_the_image_can_come_to_its_store():
+    # No image in podman's store, no registry, no root for debootstrap: bubblewrap, and why not podman.
+    choice = choose(replace(SLURM_NODE, podman_image=False))
+    assert choice.backend == BWRAP
+    registry = choose(replace(SLURM_NODE, podman_image=False, registry=True))
+    assert registry.backend == PODMAN and "loaded into podman's store once, by the first sandbox" in registry.reason
+
+
+def test_it_says_why_podman_cannot_run_when_it_falls_back_to_bwrap():
+    problem = "rootless podman cannot hold the sandbox's limits: the host has cgroups v1"
+    choice = choose(replace(SLURM_NODE, podman=False, podman_image=False, podman_problem=problem))
+    assert choice.backend == BWRAP
+    assert f"podman cannot run sandboxes here ({problem})" in choice.reason

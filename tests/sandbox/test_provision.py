@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -55,6 +56,9 @@ def test_it_sees_this_machine_as_it_is() -> None:
     from sandbox.bwrap import probe
 
     assert machine.bwrap == (probe() is None)
+    from sandbox import podman
+
+    assert machine.podman == (shutil.which("podman") is not None and podman.probe() is None)
 
 
 def _settings_backend(var_dir: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -162,11 +166,13 @@ def _machine_bridge_is_there() -> bool:
 
 
 @pytest.mark.docker
-def test_it_falls_back_to_bubblewrap_when_dockerd_cannot_start(second_engine, tmp_path: Path) -> None:
+def test_it_falls_back_to_bubblewrap_when_dockerd_cannot_start(second_engine, tmp_path: Path, monkeypatch) -> None:
     from sandbox.bwrap import probe
 
     if probe():
         pytest.skip(f"bubblewrap unusable here: {probe()}")
+    # A node without podman (this machine has it, and podman would come before bubblewrap).
+    monkeypatch.setattr(provision, "_podman_facts", lambda: (False, "", False, ""))
     unusable = tmp_path / "a-file"
     unusable.write_text("not a directory")
     said: list[str] = []
@@ -192,3 +198,28 @@ def test_it_falls_back_to_bubblewrap_when_dockerd_cannot_start(second_engine, tm
     assert any(line.startswith("that did not work: no service manager runs here") for line in said)
     assert not (tmp_path / "dockerd.pid").exists()
     assert _machine_engine_answers()
+
+
+@pytest.mark.docker
+@pytest.mark.podman
+def test_it_takes_podman_before_starting_a_docker_engine_that_does_not_answer(second_engine, tmp_path: Path) -> None:
+    from sandbox import podman
+
+    problem = podman.probe()
+    if problem:
+        pytest.skip(f"podman unusable here: {problem}")
+    said: list[str] = []
+    settled = provision.settle(
+        environ={"REFEREE_NO_SYSTEM_INSTALL": "1"},
+        log=said.append,
+        var_dir=tmp_path,
+        build_image=lambda method: pytest.fail("no Docker image build for podman"),
+        services=[["service", "referee-no-such-engine", "start"]],
+        dockerd_args=second_engine.args(),
+    )
+    choice = settled.choice
+    assert (choice.backend, choice.steps, settled.engine) == ("podman", (), None)
+    assert choice.reason.startswith("no Docker engine answers (")
+    assert "; podman runs sandboxes here (" in choice.reason and "with the Docker backend's walls" in choice.reason
+    assert not second_engine.answers()  # no engine was started: podman came first
+    assert choice.machine["podman"] is True and choice.machine["podman_mode"]

@@ -343,9 +343,10 @@ def test_it_leaves_nothing_running_after_a_submission_that_forks_and_exits(backe
         first == "evaluation failed: the submission's driver sent {'total': 999} instead of ready"
         or first.startswith("evaluation failed: the submission answered out of turn")
     ), result.output[:500]
-    if backend == "docker":
-        from sandbox.docker import sandbox_containers
+    if backend in ("docker", "podman"):
+        from importlib import import_module
 
+        sandbox_containers = import_module(f"sandbox.{backend}").sandbox_containers
         assert [c for c in sandbox_containers() if c["labels"].get("test.marker") == marker] == []
     # No process of the submission's sandbox is left on the host (a dying namespace takes a moment).
     for _ in range(40):

@@ -22,10 +22,28 @@ class Command(BaseCommand):
             choices=(DOCKERFILE, DEBOOTSTRAP),
             help="how to build (default: the Dockerfile where a registry answers, else debootstrap as root)",
         )
+        parser.add_argument(
+            "--engine",
+            choices=("docker", "podman"),
+            default="docker",
+            help="podman: put the image into podman's store (from this node's Docker engine, else its own build)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["print_tag"]:
             self.stdout.write(default_tag())
+            return
+        if options["engine"] == "podman":
+            from sandbox import podman
+
+            problem = podman.probe()
+            if problem:
+                raise CommandError(f"podman cannot run sandboxes here: {problem}")
+            try:
+                tag = podman.ensure_image(default_tag(), log=lambda line: self.stdout.write(line))
+            except (ImageBuildError, SandboxError) as exc:
+                raise CommandError(str(exc)) from exc
+            self.stdout.write(self.style.SUCCESS(tag))
             return
         try:
             tag = build_image(

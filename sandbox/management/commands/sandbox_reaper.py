@@ -23,7 +23,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         reaper = Reaper(max_age=options["max_age"] * 3600, dry_run=options["dry_run"], log=self.stdout.write)
         while True:
-            removed = self.sweep(reaper, docker=not options["no_docker"] and self.docker_wanted())
+            docker = not options["no_docker"] and self.docker_wanted()
+            removed = self.sweep(reaper, docker=docker, podman=self.podman_wanted())
             # At verbosity 0 (housekeeping) only what was removed is said.
             if removed or options["verbosity"] > 0:
                 self.stdout.write(f"{len(removed)} sandbox(es) {'to remove' if options['dry_run'] else 'removed'}")
@@ -38,9 +39,15 @@ class Command(BaseCommand):
 
         return conf.backend_name() == "docker" or engine_available()[0]
 
-    def sweep(self, reaper: Reaper, *, docker: bool) -> list[tuple[str, str]]:
+    def podman_wanted(self) -> bool:
+        """Sweep podman's containers where the platform runs its sandboxes there."""
+        from sandbox import conf
+
+        return conf.backend_name() == "podman"
+
+    def sweep(self, reaper: Reaper, *, docker: bool, podman: bool = False) -> list[tuple[str, str]]:
         try:
-            return reaper.reap_once(docker=docker)
+            return reaper.reap_once(docker=docker, podman=podman)
         except Exception as exc:  # an engine hiccup must not end a long-running sweeper
             self.stderr.write(f"sweep failed: {exc}")
             return []
