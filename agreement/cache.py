@@ -40,13 +40,12 @@ from django.utils.module_loading import import_string
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 
+from agreement.data.pairing import pair
+from agreement.data.selectors import campaign_agreement_data
+from agreement.report.charts import chart_payload
+from agreement.stats.suite import _nanmean, analyse
 from judge.models import Judgment, Rubric
 from review.models import Campaign, DisagreementTag, Review
-
-from .campaign import campaign_agreement_data
-from .charts import chart_payload
-from .pairing import pair
-from .suite import _nanmean, analyse
 
 log = logging.getLogger(__name__)
 TIMEOUT = 6 * 3600
@@ -323,7 +322,7 @@ def cached_or_queued(*, key: str, task: str, kwargs: dict[str, Any], user_id: in
         return value, None
     # django-rq enqueues when the transaction commits (at once outside one, as in a GET).
     django_rq.get_queue(QUEUE).enqueue(
-        "review.agreement.jobs.compute_statistics",
+        "agreement.jobs.compute_statistics",
         kwargs={"key": key, "task": task, "params": kwargs},
         job_id=mark.job,
     )
@@ -333,7 +332,7 @@ def cached_or_queued(*, key: str, task: str, kwargs: dict[str, Any], user_id: in
 def statistics_compute(*, key: str, task: str, kwargs: dict[str, Any]) -> None:
     """Run `task(**kwargs)` and store its result under `key` (the job). A failure is recorded on the
     marker for the page to show, and raised for RQ to keep."""
-    if not task.startswith("review.agreement.lab_stats."):  # a job names code to run: only these
+    if not task.startswith("agreement.lab.statistics."):  # a job names code to run: only these
         raise ValueError(f"not a statistics task: {task}")
     marker = _pending_key(key)
     started = Pending(status="running", since=timezone.now().isoformat(), job=job_id(key))

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from agreement.cache import statistics_compute
+from agreement.lab.services import comparison_execute
 from review.models import JudgeComparison
-
-from .cache import statistics_compute
-from .lab import comparison_execute
 
 
 def run_comparison(comparison_id: int) -> str:

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from review.agreement import lab_views, views
+from agreement.lab import views as lab_views
+from agreement.report import views
 
 app_name = "agreement"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .data import AgreementData, Fault, Paired
+from agreement.data.containers import AgreementData, Fault, Paired
 
 STRICT_RULE = (
     "strict: when one reviewer has several rows for the same item, all of those rows are set "

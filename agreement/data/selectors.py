@@ -18,10 +18,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from agreement.data.containers import AgreementData, Fault
 from judge.models import Judgment, Rubric
 from review.models import Campaign, Review
-
-from .data import AgreementData, Fault
 
 
 class _Item(NamedTuple):

@@ -19,13 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from agreement.stats.decision import decision
 from benchmark.models import Artifact
 from benchmark.research.fabrication import stored_audit
 from judge.models import Judgment
 from review.hallucination import missing_rows
 from review.models import HallucinationLabel
-
-from .decision import decision
 
 KINDS = [k.value for k in HallucinationLabel.Kind]
 ANY = "any"

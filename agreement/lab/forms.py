@@ -7,12 +7,11 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from agreement.lab.services import MAX_COMPARISON_BOOTSTRAP
 from benchmark.llm import ConfigurationError, parse_model
 from judge.models import GoldSet, JudgeConfig, JudgeExperiment, Rubric, RubricPolicy
 from judge.rubrics import GATE_STATISTICS
 from review.models import Campaign
-
-from .lab import MAX_COMPARISON_BOOTSTRAP
 
 
 class GoldSetForm(forms.Form):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .names import name
-from .report_html import _decision_line, confusion_html, esc, fmt, stat_table
+from agreement.report.html import _decision_line, confusion_html, esc, fmt, stat_table
+from agreement.report.names import name
 
 RATER_NAMES = {
     "percent_agreement": "Exact agreement (share of items), within one point in details",

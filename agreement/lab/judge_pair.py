@@ -16,13 +16,12 @@ from typing import Any
 
 from django.db.models import Count, Max, Sum
 
+from agreement.cache import _get, _set, computed
+from agreement.report.exports import clean_json
+from agreement.stats.raters import two_rater_analysis
 from benchmark.csv_tables import CsvDictWriter
 from judge.leaderboard import default_rubric, stepwise_judgments, stepwise_matrix, stepwise_rubrics
 from judge.models import Rubric
-
-from .cache import _get, _set, computed
-from .raters import two_rater_analysis
-from .report import clean_json
 
 
 class JudgePairError(ValueError):

@@ -26,13 +26,12 @@ from typing import Any
 
 import numpy as np
 
+from agreement.data.containers import Paired
+from agreement.stats import core as st
+from agreement.stats.suite import _nanmean
 from judge.families import family_of
 from judge.leaderboard import ScoreMatrix
 from judge.models import JudgeExperiment, Judgment
-
-from . import stats as st
-from .data import Paired
-from .suite import _nanmean
 
 N_BOOT = 1000
 

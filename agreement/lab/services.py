@@ -31,15 +31,14 @@ from django.db import transaction
 from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
+from agreement.data.containers import AgreementData, Paired
+from agreement.data.pairing import _all_pair_diffs, pair
+from agreement.data.selectors import campaign_agreement_data
+from agreement.stats.suite import analyse
 from judge.experiments import gold_set_create
 from judge.models import GoldSet, JudgeExperiment
 from judge.rubrics import GATE_STATISTICS
 from review.models import Campaign, JudgeComparison, Review
-
-from .campaign import campaign_agreement_data
-from .data import AgreementData, Paired
-from .pairing import _all_pair_diffs, pair
-from .suite import analyse
 
 log = logging.getLogger(__name__)
 MAX_COMPARISON_BOOTSTRAP = 2000
@@ -265,7 +264,7 @@ def comparison_create(
             gate_margin=gate_margin, gate_mode=gate_mode, created_by=user,
         )  # fmt: skip
         transaction.on_commit(
-            partial(django_rq.get_queue("default").enqueue, "review.agreement.jobs.run_comparison", comparison.pk)
+            partial(django_rq.get_queue("default").enqueue, "agreement.jobs.run_comparison", comparison.pk)
         )
     return comparison
 
@@ -311,7 +310,7 @@ def comparison_execute(*, comparison: JudgeComparison) -> JudgeComparison:
 
 
 def _clean(obj: Any) -> Any:
-    from .report import clean_json
+    from agreement.report.exports import clean_json
 
     return clean_json(obj)
 
@@ -362,7 +361,7 @@ def experiment_report_key(experiment: JudgeExperiment, *, seed: int = 0) -> str:
 
 def experiment_report(experiment: JudgeExperiment, *, seed: int = 0) -> dict[str, Any]:
     """Every probe that applies to the experiment, as it stands (cached while its data is unchanged)."""
-    from .cache import _get, _set, computed
+    from agreement.cache import _get, _set, computed
 
     key = experiment_report_key(experiment, seed=seed)
     cached = _get(key)
@@ -376,9 +375,8 @@ def experiment_report(experiment: JudgeExperiment, *, seed: int = 0) -> dict[str
 
 def experiment_report_compute(experiment: JudgeExperiment, *, seed: int = 0) -> dict[str, Any]:
     """Every probe that applies to the experiment, computed now (seconds: bootstrap intervals)."""
+    from agreement.lab import probes
     from judge.experiments import experiment_summary
-
-    from . import probes
 
     gold = experiment.gold_set
     report: dict[str, Any] = {

@@ -21,17 +21,16 @@ from django.db.models import Count, IntegerField, Max, Sum
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
+from agreement.lab import judge_pair as jp
+from agreement.lab.flags import fabrication_comparison, hallucination_comparison
+from agreement.lab.html import self_preference_judges_html, two_rater_html
+from agreement.lab.probes import self_preference_judges
+from agreement.lab.services import experiment_report, experiment_report_compute, experiment_report_key
 from benchmark.models import Artifact
 from benchmark.research.fabrication import AUDIT_VERSION
 from judge.leaderboard import default_rubric, stepwise_matrix
 from judge.models import JudgeExperiment, Judgment
 from review.models import HallucinationLabel, JudgeComparison
-
-from . import judge_pair as jp
-from .flags import fabrication_comparison, hallucination_comparison
-from .lab import experiment_report, experiment_report_compute, experiment_report_key
-from .lab_html import self_preference_judges_html, two_rater_html
-from .probes import self_preference_judges
 
 TASKS = __name__  # cache.statistics_compute runs only functions of this module
 

@@ -26,6 +26,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.roles import ADMIN, RESEARCHER, role_required
+from agreement.cache import Limited, cached_or_queued
+from agreement.lab import judge_pair as jp
+from agreement.lab import statistics as lab_stats
+from agreement.lab.forms import ComparisonForm, ExperimentForm, GoldSetForm, JudgeConfigForm
+from agreement.lab.html import comparison_html, decision_table_html, records_html
+from agreement.lab.services import comparison_create, gate_evidence, gold_set_from_campaign
+from agreement.report.exports import clean_json
+from agreement.report.html import CSS
 from benchmark.models import Artifact, ResearchRun
 from judge.access import may_see_released_judgments
 from judge.experiments import experiment_start, experiment_summary, judge_config_create
@@ -33,15 +41,6 @@ from judge.leaderboard import STAGES
 from judge.models import GoldSet, JudgeConfig, JudgeExperiment
 from judge.rubrics import rubric_policy, rubric_set_default
 from review.models import JudgeComparison
-
-from . import judge_pair as jp
-from . import lab_stats
-from .cache import Limited, cached_or_queued
-from .lab import comparison_create, gate_evidence, gold_set_from_campaign
-from .lab_forms import ComparisonForm, ExperimentForm, GoldSetForm, JudgeConfigForm
-from .lab_html import comparison_html, decision_table_html, records_html
-from .report import clean_json
-from .report_html import CSS
 
 JSON = "application/json"
 
@@ -61,7 +60,7 @@ def _statistics(request: HttpRequest, title: str, key: str, task: str, **kwargs:
         )
     except Limited as exc:
         context = {"title": title, "limited": exc.retry_after, "limit": settings.LAB_COLD_PER_MINUTE}
-        response = render(request, "review/lab_pending.html", context, status=429)
+        response = render(request, "agreement/lab/pending.html", context, status=429)
         response["Retry-After"] = str(exc.retry_after)
         return response
     except redis.RedisError as exc:
@@ -72,7 +71,7 @@ def _statistics(request: HttpRequest, title: str, key: str, task: str, **kwargs:
     failed = mark.status == "failed"
     response = render(
         request,
-        "review/lab_pending.html",
+        "agreement/lab/pending.html",
         {"title": title, "pending": mark, "refresh": 3},
         status=500 if failed else 202,
     )
@@ -105,12 +104,12 @@ def lab_home(request: HttpRequest) -> HttpResponse:
         "experiment_form": ExperimentForm(),
         "comparison_form": ComparisonForm(),
     }
-    return render(request, "review/lab.html", context)
+    return render(request, "agreement/lab/home.html", context)
 
 
 def _form_failed(request: HttpRequest, what: str, errors: Any) -> HttpResponse:
     messages.error(request, f"{what} not saved: {errors}")
-    return redirect("review:agreement:lab")
+    return redirect("agreement:lab")
 
 
 @require_POST
@@ -126,7 +125,7 @@ def lab_gold_set(request: HttpRequest) -> HttpResponse:
     except ValidationError as exc:
         return _form_failed(request, "Gold set", " ".join(exc.messages))
     messages.success(request, f"Gold set {gold} pinned: {gold.artifacts.count()} items with human reviews.")
-    return redirect("review:agreement:lab")
+    return redirect("agreement:lab")
 
 
 @require_POST
@@ -140,7 +139,7 @@ def lab_config(request: HttpRequest) -> HttpResponse:
     except ValidationError as exc:
         return _form_failed(request, "Judge configuration", " ".join(exc.messages))
     messages.success(request, f"Judge configuration {config} saved.")
-    return redirect("review:agreement:lab")
+    return redirect("agreement:lab")
 
 
 @require_POST
@@ -154,7 +153,7 @@ def lab_experiment_start(request: HttpRequest) -> HttpResponse:
     except ValidationError as exc:
         return _form_failed(request, "Experiment", " ".join(exc.messages))
     messages.success(request, f"Experiment queued: {experiment}.")
-    return redirect("review:agreement:lab_experiment", code=experiment.code)
+    return redirect("agreement:lab_experiment", code=experiment.code)
 
 
 @require_GET
@@ -179,7 +178,7 @@ def lab_experiment(request: HttpRequest, code: str) -> HttpResponse:
         if probe:
             sections.append({"key": key, "title": title, "probe": probe, "html": _probe_html(key, probe)})
     context = {"experiment": experiment, "report": report, "sections": sections, "report_css": CSS}
-    return render(request, "review/lab_experiment.html", context)
+    return render(request, "agreement/lab/experiment.html", context)
 
 
 def _probe_html(key: str, probe: dict[str, Any]) -> str:
@@ -216,7 +215,7 @@ def lab_comparison_create(request: HttpRequest) -> HttpResponse:
     except ValidationError as exc:
         return _form_failed(request, "Comparison", " ".join(exc.messages))
     messages.success(request, "Comparison queued.")
-    return redirect("review:agreement:lab_comparison", code=comparison.code)
+    return redirect("agreement:lab_comparison", code=comparison.code)
 
 
 @require_GET
@@ -240,7 +239,7 @@ def lab_comparison(request: HttpRequest, code: str) -> HttpResponse:
         "can_make_default": comparison.passed is True and not candidate_rubric.is_default,
         "report_css": CSS,
     }
-    return render(request, "review/lab_comparison.html", context)
+    return render(request, "agreement/lab/comparison.html", context)
 
 
 @require_POST
@@ -255,7 +254,7 @@ def lab_comparison_make_default(request: HttpRequest, code: str) -> HttpResponse
         messages.error(request, " ".join(exc.messages))
     else:
         messages.success(request, f"{rubric} is now the default, after passing this comparison's gate.")
-    return redirect("review:agreement:lab_comparison", code=comparison.code)
+    return redirect("agreement:lab_comparison", code=comparison.code)
 
 
 # --- judge vs judge on the stepwise data ------------------------------------------------------
@@ -282,7 +281,7 @@ def lab_judge_pair(request: HttpRequest, stage: str) -> HttpResponse:
     if "error" not in result:
         context["html"] = computed["html"]
         context["self_preference"] = computed["self_preference_html"]
-    return render(request, "review/lab_judge_pair.html", context)
+    return render(request, "agreement/lab/judge_pair.html", context)
 
 
 @require_GET
@@ -318,7 +317,7 @@ def lab_hallucination(request: HttpRequest) -> HttpResponse:
         {"source": source, "html": decision_table_html(records, "humans", "judge")}
         for source, records in result["sources"].items()
     ]
-    return render(request, "review/lab_hallucination.html", {"result": result, "tables": tables, "report_css": CSS})
+    return render(request, "agreement/lab/hallucination.html", {"result": result, "tables": tables, "report_css": CSS})
 
 
 def _min_flags(request: HttpRequest) -> int:
@@ -351,7 +350,7 @@ def lab_fabrication(request: HttpRequest) -> HttpResponse:
         ).count(),
         "report_css": CSS,
     }
-    return render(request, "review/lab_fabrication.html", context)
+    return render(request, "agreement/lab/fabrication.html", context)
 
 
 @require_POST
@@ -368,7 +367,7 @@ def lab_fabrication_audit(request: HttpRequest) -> HttpResponse:
     else:
         django_rq.get_queue("default").enqueue("benchmark.research.fabrication.audit_papers_job", ids)
         messages.success(request, f"Audit of {len(ids)} papers queued; reload in a minute.")
-    return redirect("review:agreement:lab_fabrication")
+    return redirect("agreement:lab_fabrication")
 
 
 @require_GET

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from .data import Paired
-from .suite import _nanmean
+from agreement.data.containers import Paired
+from agreement.stats.suite import _nanmean
 
 LAYOUT = {"height": 340, "margin": {"l": 50, "r": 20, "t": 50, "b": 45}}
 

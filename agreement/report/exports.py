@@ -15,12 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from agreement.data.containers import Paired
+from agreement.report.charts import chart_payload
+from agreement.report.html import CSS, body_html, toc_html, verdict_html
+from agreement.report.html import fmt as _fmt
 from benchmark.csv_tables import CsvDictWriter, CsvWriter
-
-from .charts import chart_payload
-from .data import Paired
-from .report_html import CSS, body_html, toc_html, verdict_html
-from .report_html import fmt as _fmt
 
 AGREEMENT_JS = Path(__file__).resolve().parents[2] / "static" / "js" / "agreement.js"
 

@@ -10,7 +10,7 @@ import html
 import math
 from typing import Any
 
-from .names import HUMAN_GROUPS, SETTING_NAMES, VIEW_GROUPS, grouped, name
+from agreement.report.names import HUMAN_GROUPS, SETTING_NAMES, VIEW_GROUPS, grouped, name
 
 esc = html.escape
 

@@ -21,18 +21,17 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.roles import ADMIN, role_required
+from agreement.cache import Analysis, campaign_analysis, rendered, tags_state
+from agreement.data.pairing import POLICIES
+from agreement.data.selectors import CampaignDataError, rubric_choices
+from agreement.report.exports import clean_json, to_csv, to_html, to_json
+from agreement.report.html import CSS, body_html, toc_html, verdict_html, view_label
+from agreement.stats.alt_test import ALT_MIN_ITEMS
+from agreement.stats.suite import DEFAULT_EPSILON, DEFAULT_MARGIN, DEFAULT_THRESHOLD
+from agreement.workbench.selectors import disagreement_rows, item_evidence, tag_save, tags_export, tags_summary
 from benchmark.csv_tables import CsvDictWriter
 from benchmark.markdown import markdown_html
 from review.models import Campaign, CampaignItem, DisagreementTag
-
-from .alt_test import ALT_MIN_ITEMS
-from .cache import Analysis, campaign_analysis, rendered, tags_state
-from .campaign import CampaignDataError, rubric_choices
-from .pairing import POLICIES
-from .report import clean_json, to_csv, to_html, to_json
-from .report_html import CSS, body_html, toc_html, verdict_html, view_label
-from .suite import DEFAULT_EPSILON, DEFAULT_MARGIN, DEFAULT_THRESHOLD
-from .workbench import disagreement_rows, item_evidence, tag_save, tags_export, tags_summary
 
 MAX_BOOTSTRAP = 5000  # a page request, not a batch job: bounds the work one GET can ask for
 DOWNLOADS = {
@@ -133,12 +132,12 @@ def agreement_campaign(request: HttpRequest, code: str) -> HttpResponse:
     campaign, form = _form(request, code)
     context: dict[str, Any] = {"campaign": campaign, "form": form, "report_css": CSS}
     if not form.is_valid():
-        return render(request, "review/agreement.html", context, status=400)
+        return render(request, "agreement/report/campaign.html", context, status=400)
     try:
         analysis = _analysis(campaign, form)
     except CampaignDataError as exc:
         context["error"] = str(exc)
-        return render(request, "review/agreement.html", context, status=400)
+        return render(request, "agreement/report/campaign.html", context, status=400)
     result = analysis.result
     tags = tags_summary(campaign=campaign)
     query = _query(request)
@@ -148,10 +147,10 @@ def agreement_campaign(request: HttpRequest, code: str) -> HttpResponse:
         body=body_html(result, progress=analysis.progress, tags=tags),
         charts=analysis.charts,
         sizes=result["sizes"],
-        downloads={fmt: reverse("review:agreement:download", args=[campaign.code, fmt]) + query for fmt in DOWNLOADS},
-        workbench=reverse("review:agreement:disagreements", args=[campaign.code]) + query,
+        downloads={fmt: reverse("agreement:download", args=[campaign.code, fmt]) + query for fmt in DOWNLOADS},
+        workbench=reverse("agreement:disagreements", args=[campaign.code]) + query,
     )
-    response = render(request, "review/agreement.html", context)
+    response = render(request, "agreement/report/campaign.html", context)
     response["X-Agreement-Cache"] = "hit" if analysis.hit else "miss"
     return response
 
@@ -220,7 +219,7 @@ def agreement_disagreements(request: HttpRequest, code: str) -> HttpResponse:
         base.pop(k, None)
     return render(
         request,
-        "review/disagreements.html",
+        "agreement/workbench/disagreements.html",
         {
             "campaign": campaign,
             "criteria": list(enumerate(analysis.items["criteria"])),
@@ -230,7 +229,7 @@ def agreement_disagreements(request: HttpRequest, code: str) -> HttpResponse:
             "view": view,
             "rows": rows,
             "query": base.urlencode(),
-            "agreement": reverse("review:agreement:campaign", args=[campaign.code]) + _query(request),
+            "agreement": reverse("agreement:campaign", args=[campaign.code]) + _query(request),
         },
     )
 
@@ -271,7 +270,7 @@ def agreement_disagreement_item(request: HttpRequest, code: str, item_code: str)
     initial = {"criterion": human_key, "cause": tag.cause if tag else "", "note": tag.note if tag else ""}
     return render(
         request,
-        "review/disagreement_item.html",
+        "agreement/workbench/item.html",
         {
             "campaign": campaign,
             "item": item,
@@ -281,7 +280,7 @@ def agreement_disagreement_item(request: HttpRequest, code: str, item_code: str)
             "evidence": evidence,
             "tag": tag,
             "tag_form": TagForm(initial=initial),
-            "back": reverse("review:agreement:disagreements", args=[campaign.code]) + _query(request),
+            "back": reverse("agreement:disagreements", args=[campaign.code]) + _query(request),
             "query": _query(request),
         },
     )
@@ -300,7 +299,7 @@ def agreement_tag(request: HttpRequest, code: str, item_code: str) -> HttpRespon
         return _text(form.errors.as_text(), 400)
     d = form.cleaned_data
     tag_save(item=item, criterion=d["criterion"], cause=d["cause"], note=d["note"], user=request.user)
-    target = reverse("review:agreement:disagreement_item", args=[campaign.code, item.code])
+    target = reverse("agreement:disagreement_item", args=[campaign.code, item.code])
     return redirect(target + _query(request))
 
 

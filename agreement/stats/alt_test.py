@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from .kappa import grouped_kappa
-from .stats import Record, record
+from agreement.stats.core import Record, record
+from agreement.stats.kappa import grouped_kappa
 
 ALT_MIN_ITEMS = 30  # the authors' min_instances_per_human
 LIKENESS_MIN_ITEMS = 10

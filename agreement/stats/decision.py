@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .stats import Z975, Record, record
+from agreement.stats.core import Z975, Record, record
 
 
 def _ratio(a: float, b: float) -> float:

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .stats import Record, record
+from agreement.stats.core import Record, record
 
 WEIGHTS = {"linear": 1, "quadratic": 2}
 

@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from . import kappa as kp
-from . import stats as st
-from .decision import auroc, decision
-from .suite import DEFAULT_THRESHOLD
+from agreement.stats import core as st
+from agreement.stats import kappa as kp
+from agreement.stats.decision import auroc, decision
+from agreement.stats.suite import DEFAULT_THRESHOLD
 
 HOLM = ("wilcoxon_signed_rank", "spearman", "kendall")
 LEFT_OUT = {

@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from . import kappa as kp
-from . import stats as st
-from .alt_test import ALT_MIN_ITEMS, alt_test, alt_test_combined, human_likeness
-from .data import Paired
-from .decision import auroc, decision
-from .verdict import verdict_table
+from agreement.data.containers import Paired
+from agreement.stats import core as st
+from agreement.stats import kappa as kp
+from agreement.stats.alt_test import ALT_MIN_ITEMS, alt_test, alt_test_combined, human_likeness
+from agreement.stats.decision import auroc, decision
+from agreement.stats.verdict import verdict_table
 
 DEFAULT_MARGIN = 0.5  # points on the 1-10 scale: half the smallest score step a reviewer can give
 DEFAULT_EPSILON = 0.1  # alt-test cost margin for expert scores (the choice; see README)

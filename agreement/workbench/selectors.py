@@ -12,10 +12,9 @@ from typing import Any
 
 from django.db import transaction
 
+from agreement.cache import Analysis
 from judge.models import Judgment, Rubric
 from review.models import Campaign, CampaignItem, DisagreementTag, Review
-
-from .cache import Analysis
 
 CAUSES = dict(DisagreementTag.Cause.choices)
 

@@ -26,11 +26,11 @@ from django.shortcuts import render  # noqa: E402
 from django.urls import include, path  # noqa: E402
 
 from accounts.roles import ADMIN, RESEARCHER, role_required  # noqa: E402
+from agreement.lab import judge_pair as jp  # noqa: E402
+from agreement.lab.html import self_preference_judges_html, two_rater_html  # noqa: E402
+from agreement.lab.probes import self_preference_judges  # noqa: E402
+from agreement.report.html import CSS  # noqa: E402
 from judge.leaderboard import STAGES, default_rubric, stepwise_matrix  # noqa: E402
-from review.agreement import judge_pair as jp  # noqa: E402
-from review.agreement.lab_html import self_preference_judges_html, two_rater_html  # noqa: E402
-from review.agreement.probes import self_preference_judges  # noqa: E402
-from review.agreement.report_html import CSS  # noqa: E402
 
 
 @role_required(RESEARCHER, ADMIN)
@@ -44,7 +44,7 @@ def old_lab_judge_pair(request: HttpRequest, stage: str) -> HttpResponse:
         context["html"] = two_rater_html(result)
         rubric = default_rubric(stage)
         context["self_preference"] = self_preference_judges_html(self_preference_judges(stepwise_matrix(stage, rubric)))
-    return render(request, "review/lab_judge_pair.html", context)
+    return render(request, "agreement/lab/judge_pair.html", context)
 
 
 urlpatterns = [path("bench/old-judges/<slug:stage>/", old_lab_judge_pair), path("", include("config.urls"))]

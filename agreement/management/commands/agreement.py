@@ -14,11 +14,11 @@ from typing import Any, ClassVar
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from review.agreement.alt_test import ALT_MIN_ITEMS
-from review.agreement.loaders import LoadError, load_mlrbench
-from review.agreement.pairing import POLICIES, pair
-from review.agreement.report import to_csv, to_html, to_json, to_table
-from review.agreement.suite import DEFAULT_EPSILON, DEFAULT_MARGIN, DEFAULT_THRESHOLD, analyse
+from agreement.data.loaders import LoadError, load_mlrbench
+from agreement.data.pairing import POLICIES, pair
+from agreement.report.exports import to_csv, to_html, to_json, to_table
+from agreement.stats.alt_test import ALT_MIN_ITEMS
+from agreement.stats.suite import DEFAULT_EPSILON, DEFAULT_MARGIN, DEFAULT_THRESHOLD, analyse
 
 
 class Command(BaseCommand):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
+from agreement.cache import campaign_state
+from agreement.data.selectors import campaign_agreement_data
 from judge.models import Judgment
-from review.agreement.cache import campaign_state
-from review.agreement.campaign import campaign_agreement_data
 from review.models import Assignment, Review
 from tests.review.factories import make_reviewer
 from tests.review.trajectory_factories import make_run, trajectory_campaign, trajectory_rubric
@@ -84,7 +84,7 @@ def test_it_shows_one_runs_judgments_and_steps_in_the_disagreement_workbench(cli
 def test_it_says_the_judge_lab_takes_no_gold_set_of_trajectories(judged_campaign) -> None:
     from django.core.exceptions import ValidationError
 
-    from review.agreement.lab import gold_set_from_campaign
+    from agreement.lab.services import gold_set_from_campaign
 
     with pytest.raises(ValidationError, match="gold sets hold artifacts only"):
         gold_set_from_campaign(campaign=judged_campaign, name="runs gold")

@@ -12,12 +12,12 @@ from django.core.management import call_command
 from django.urls import reverse
 from scipy import stats as sps
 
-from review.agreement import cache
-from review.agreement.judge_pair import judge_pair_analysis
-from review.agreement.probes import self_preference_judges
+from agreement import cache
+from agreement.lab.judge_pair import judge_pair_analysis
+from agreement.lab.probes import self_preference_judges
+from tests.agreement.lab.client import computed_get
 from tests.benchmark.mlrbench_data import MLRBENCH, needs_data
 from tests.judge.factories import make_judgment, make_stepwise_item, make_task, rubric
-from tests.review.lab_client import computed_get
 
 pytestmark = pytest.mark.django_db
 CLAUDE, GEMINI = "anthropic:claude-3-7-sonnet-20250219", "google:gemini-2.5-pro-preview-03-25"
@@ -94,9 +94,9 @@ def test_self_preference_between_judges_uses_items_of_neither_family_as_the_refe
 def test_the_page_and_downloads_are_for_researchers_and_admins_never_reviewers(
     pairs, researcher, reviewer, admin_user, client_for, redis_client
 ):
-    page = reverse("review:agreement:lab_judge_pair", args=["idea"])
+    page = reverse("agreement:lab_judge_pair", args=["idea"])
     for fmt in ("csv", "json"):
-        url = reverse("review:agreement:lab_judge_pair_download", args=["idea", fmt])
+        url = reverse("agreement:lab_judge_pair_download", args=["idea", fmt])
         assert computed_get(client_for(researcher), url).status_code == 200
         assert client_for(reviewer).get(url).status_code == 403
     html = client_for(researcher).get(page).content.decode()
@@ -105,17 +105,15 @@ def test_the_page_and_downloads_are_for_researchers_and_admins_never_reviewers(
     assert client_for(reviewer).get(page).status_code == 403
     assert client_for(None).get(page).status_code == 302
     assert client_for(researcher).post(page).status_code == 405
-    assert client_for(researcher).get(reverse("review:agreement:lab_judge_pair", args=["paper"])).status_code == 404
+    assert client_for(researcher).get(reverse("agreement:lab_judge_pair", args=["paper"])).status_code == 404
     assert (
-        client_for(researcher)
-        .get(reverse("review:agreement:lab_judge_pair_download", args=["idea", "xml"]))
-        .status_code
+        client_for(researcher).get(reverse("agreement:lab_judge_pair_download", args=["idea", "xml"])).status_code
         == 404
     )
     rows = list(csv.DictReader(io.StringIO(client_for(researcher).get(
-        reverse("review:agreement:lab_judge_pair_download", args=["idea", "csv"])).content.decode())))  # fmt: skip
+        reverse("agreement:lab_judge_pair_download", args=["idea", "csv"])).content.decode())))  # fmt: skip
     assert {r["statistic"] for r in rows} >= {"kappa_quadratic", "icc_2_1", "wilcoxon_signed_rank"}
-    proposals = reverse("review:agreement:lab_judge_pair", args=["proposal"])
+    proposals = reverse("agreement:lab_judge_pair", args=["proposal"])
     empty = computed_get(client_for(researcher), proposals).content.decode()
     assert "import them with manage.py import_mlr_stepwise" in empty
 

@@ -12,15 +12,15 @@ from django.urls import reverse
 from django.utils import timezone
 from rq import SimpleWorker
 
+from agreement.lab.services import comparison_create, experiment_report, gold_set_from_campaign
 from judge.experiments import experiment_start, judge_config_create
 from judge.models import JudgeExperiment, Judgment, RubricPolicy
 from judge.rubrics import rubric_create_version
-from review.agreement.lab import comparison_create, experiment_report, gold_set_from_campaign
 from review.models import Assignment, Campaign, JudgeComparison, Review
 from review.services import campaign_add_items
+from tests.agreement.lab.client import computed_get
 from tests.judge.factories import valid_reply
 from tests.review.factories import END_TO_END_DIMENSIONS, make_paper, make_reviewer, make_rubric
-from tests.review.lab_client import computed_get
 
 pytestmark = pytest.mark.django_db
 
@@ -112,11 +112,11 @@ def test_it_runs_a_configuration_n_times_and_measures_stability_leniency_length_
     length = report["length"]["criteria"]["Overall"]["slope_per_1000_words"]
     assert length["estimate"] == pytest.approx(0.0, abs=1e-9)  # same residuals at every length, per system
     page = computed_get(
-        client_for(admin_user), reverse("review:agreement:lab_experiment", args=[experiment.code])
+        client_for(admin_user), reverse("agreement:lab_experiment", args=[experiment.code])
     ).content.decode()
     for probe in ("stability", "leniency", "length", "self_preference"):
         assert f'id="probe-{probe}"' in page
-    data = json.loads(computed_get(client_for(admin_user), reverse("review:agreement:lab_report")).content)
+    data = json.loads(computed_get(client_for(admin_user), reverse("agreement:lab_report")).content)
     assert data["experiments"][0]["leniency"]["criteria"]["Overall"]["shift"]["estimate"] == pytest.approx(2.0)
     assert report["length"]["words"]["min"] == 102 and report["length"]["words"]["max"] == 602  # "# Paper" + words
 
@@ -169,19 +169,17 @@ def test_a_comparison_gives_every_statistic_its_change_and_ci_and_gates_the_defa
     page = client.get(reverse("judge:rubric_detail", args=[v2.code])).content.decode()
     assert "requires a passing regression gate" in page
     # A failed comparison cannot make it the default; the passing one can, and is recorded as the evidence.
-    client.post(reverse("review:agreement:lab_comparison_make_default", args=[failing.code]))
+    client.post(reverse("agreement:lab_comparison_make_default", args=[failing.code]))
     v2.refresh_from_db()
     assert v2.is_default is False
-    response = client.post(reverse("review:agreement:lab_comparison_make_default", args=[passing.code]))
+    response = client.post(reverse("agreement:lab_comparison_make_default", args=[passing.code]))
     assert response.status_code == 302
     v2.refresh_from_db()
     assert v2.is_default is True and v2.default_evidence["gate"]["comparison"] == str(passing.code)
     assert v2.default_evidence["by"] == admin_user.username
-    html = client.get(reverse("review:agreement:lab_comparison", args=[passing.code])).content.decode()
+    html = client.get(reverse("agreement:lab_comparison", args=[passing.code])).content.decode()
     assert "Gate: PASSED" in html and "Every statistic" in html
-    data = json.loads(
-        client.get(reverse("review:agreement:lab_comparison", args=[passing.code]) + "?format=json").content
-    )
+    data = json.loads(client.get(reverse("agreement:lab_comparison", args=[passing.code]) + "?format=json").content)
     assert data["gate"]["passed"] is True and data["baseline"]["rubric_code"] == str(gold["rubric"].code)
 
 
@@ -231,7 +229,7 @@ def test_a_truncated_pairwise_reply_is_never_read_as_a_preference(
     ],
 )
 def test_the_lab_is_for_admins_only(name, args, method, admin_user, researcher, reviewer, client_for):
-    url = reverse(f"review:agreement:{name}", args=args)
+    url = reverse(f"agreement:{name}", args=args)
     assert getattr(client_for(researcher), method)(url).status_code == 403
     assert getattr(client_for(reviewer), method)(url).status_code == 403
     anonymous = getattr(client_for(None), method)(url)
@@ -251,25 +249,25 @@ def test_experiment_and_comparison_pages_check_who_asks_and_the_code(
     experiment = JudgeExperiment.objects.create(config=config, gold_set=gold["gold"])
     comparison = JudgeComparison.objects.create(baseline=experiment, candidate=experiment)
     for name, code in (("lab_experiment", experiment.code), ("lab_comparison", comparison.code)):
-        url = reverse(f"review:agreement:{name}", args=[code])
+        url = reverse(f"agreement:{name}", args=[code])
         assert client_for(admin_user).get(url).status_code == (202 if name == "lab_experiment" else 200)
         assert client_for(researcher).get(url).status_code == 403
         assert client_for(reviewer).get(url).status_code == 403
         assert client_for(None).get(url).status_code == 302
         assert client_for(admin_user).post(url).status_code == 405
-        assert client_for(admin_user).get(reverse(f"review:agreement:{name}", args=[uuid.uuid4()])).status_code == 404
-    make_default = reverse("review:agreement:lab_comparison_make_default", args=[comparison.code])
+        assert client_for(admin_user).get(reverse(f"agreement:{name}", args=[uuid.uuid4()])).status_code == 404
+    make_default = reverse("agreement:lab_comparison_make_default", args=[comparison.code])
     assert client_for(researcher).post(make_default).status_code == 403
     assert client_for(admin_user).get(make_default).status_code == 405
 
 
 def test_the_lab_forms_reject_bad_input_with_a_message(gold, admin_user, client_for):
     client = client_for(admin_user)
-    response = client.post(reverse("review:agreement:lab_config"), {"judge_model": "gpt-4o", "rubric": gold["rubric"].code,
+    response = client.post(reverse("agreement:lab_config"), {"judge_model": "gpt-4o", "rubric": gold["rubric"].code,
                                                                       "temperature": 0}, follow=True)  # fmt: skip
     assert "must read provider:model" in response.content.decode()
     response = client.post(
-        reverse("review:agreement:lab_gold_set"), {"campaign": gold["campaign"].code, "name": "gold"}, follow=True
+        reverse("agreement:lab_gold_set"), {"campaign": gold["campaign"].code, "name": "gold"}, follow=True
     )
     assert "exists already" in response.content.decode()
 
@@ -284,5 +282,5 @@ def test_it_shows_an_imported_experiment_whose_gold_set_names_no_campaign(client
         experiment.gold_set.reference == ""
         and experiment_report(experiment)["experiment"]["with_supplementary"] is False
     )
-    page = client_for(admin_user).get(reverse("review:agreement:lab_experiment", args=[experiment.code]))
+    page = client_for(admin_user).get(reverse("agreement:lab_experiment", args=[experiment.code]))
     assert page.status_code == 200 and "anthropic:x without code" in page.content.decode()

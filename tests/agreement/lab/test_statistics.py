@@ -13,24 +13,24 @@ from django.urls import reverse
 from rq.job import Job
 
 from accounts.services import user_create
+from agreement import cache, jobs
 from judge.models import Judgment
-from review.agreement import cache, jobs
 from review.models import HallucinationLabel
+from tests.agreement.lab.client import committed_get, run_statistics_jobs
 from tests.judge.factories import make_judgment, make_stepwise_item, make_task, rubric
 from tests.review.factories import make_paper
-from tests.review.lab_client import committed_get, run_statistics_jobs
 
 pytestmark = pytest.mark.django_db
 CLAUDE, GEMINI = "anthropic:claude-3-7-sonnet-20250219", "google:gemini-2.5-pro-preview-03-25"
 KEYS = ("consistency", "clarity", "novelty", "feasibility", "significance", "overall")
-JUDGES = reverse("review:agreement:lab_judge_pair", args=["idea"])
+JUDGES = reverse("agreement:lab_judge_pair", args=["idea"])
 # Every statistics page of the lab that needs no object of its own (an experiment's page: below).
 ADMIN_PAGES = [
-    reverse("review:agreement:lab_hallucination"),
-    reverse("review:agreement:lab_fabrication"),
-    reverse("review:agreement:lab_report"),
+    reverse("agreement:lab_hallucination"),
+    reverse("agreement:lab_fabrication"),
+    reverse("agreement:lab_report"),
 ]
-JUDGE_PAGES = [JUDGES, reverse("review:agreement:lab_judge_pair_download", args=["idea", "csv"])]
+JUDGE_PAGES = [JUDGES, reverse("agreement:lab_judge_pair_download", args=["idea", "csv"])]
 
 
 def _queued() -> list[str]:
@@ -117,7 +117,7 @@ def test_an_experiments_probes_are_queued_then_shown(admin_user, client_for, red
     gold = GoldSet.objects.create(name="g", stage="end2end", reference=str(uuid.uuid4()))  # its campaign is gone
     config = judge_config_create(name="c", judge_model="anthropic:claude-sonnet-4-5", rubric=rubric("end2end"))
     experiment = JudgeExperiment.objects.create(config=config, gold_set=gold, status="finished")
-    url = reverse("review:agreement:lab_experiment", args=[experiment.code])
+    url = reverse("agreement:lab_experiment", args=[experiment.code])
     client = client_for(admin_user)
     assert committed_get(client, url).status_code == 202
     run_statistics_jobs()
@@ -133,7 +133,7 @@ def test_a_failed_job_is_shown_as_it_failed(admin_user, client_for, redis_client
     paper.save()
     HallucinationLabel.objects.create(system="MLR Agent", workshop="iclr2025_broken", kind="faked_results",
                                       value="yes", artifact=paper)  # fmt: skip
-    url = reverse("review:agreement:lab_fabrication")
+    url = reverse("agreement:lab_fabrication")
     client = client_for(admin_user)
     assert committed_get(client, url).status_code == 202
     job_id = _queued()[0]
@@ -147,7 +147,7 @@ def test_a_failed_job_is_shown_as_it_failed(admin_user, client_for, redis_client
 
 
 def test_a_job_the_queue_lost_is_reported_not_waited_for(admin_user, client_for, redis_client):
-    url = reverse("review:agreement:lab_hallucination")
+    url = reverse("agreement:lab_hallucination")
     client = client_for(admin_user)
     assert committed_get(client, url).status_code == 202
     redis_client.delete(f"rq:job:{_queued()[0]}")  # as after a worker's host died with it
@@ -159,9 +159,9 @@ def test_a_job_the_queue_lost_is_reported_not_waited_for(admin_user, client_for,
 
 
 def _pending_key_of(url: str, client) -> str:
-    from review.agreement import lab_stats
+    from agreement.lab import statistics as lab_stats
 
-    assert url == reverse("review:agreement:lab_hallucination")
+    assert url == reverse("agreement:lab_hallucination")
     return lab_stats.hallucination_key()
 
 
@@ -169,7 +169,7 @@ def test_one_user_past_the_limit_gets_429_and_another_user_does_not(admin_user, 
     settings.LAB_COLD_PER_MINUTE = 2
     _wait_for_a_fresh_minute()
     other_admin = user_create(username="olga_admin", role="admin")
-    fabrication = reverse("review:agreement:lab_fabrication")
+    fabrication = reverse("agreement:lab_fabrication")
     client = client_for(admin_user)
     for n in (1, 2):
         assert committed_get(client, f"{fabrication}?min_flags={n}").status_code == 202
@@ -223,12 +223,12 @@ def test_an_experiment_page_checks_the_code_and_the_role_before_computing(
     gold = GoldSet.objects.create(name="g", stage="end2end", reference=str(uuid.uuid4()))
     config = judge_config_create(name="c", judge_model="anthropic:claude-sonnet-4-5", rubric=rubric("end2end"))
     experiment = JudgeExperiment.objects.create(config=config, gold_set=gold)
-    url = reverse("review:agreement:lab_experiment", args=[experiment.code])
+    url = reverse("agreement:lab_experiment", args=[experiment.code])
     for user in (researcher, reviewer):
         assert committed_get(client_for(user), url).status_code == 403
     assert committed_get(client_for(None), url).status_code == 302
     assert client_for(admin_user).post(url).status_code == 405
-    other = reverse("review:agreement:lab_experiment", args=[uuid.uuid4()])
+    other = reverse("agreement:lab_experiment", args=[uuid.uuid4()])
     assert committed_get(client_for(admin_user), other).status_code == 404
     assert _queued() == []
     assert committed_get(client_for(admin_user), url).status_code == 202

@@ -7,8 +7,8 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
-from tests.review.lab_client import run_statistics_jobs
-from tests.review.test_lab_statistics import JUDGES, ideas  # noqa: F401 (a fixture)
+from tests.agreement.lab.client import run_statistics_jobs
+from tests.agreement.lab.test_statistics import JUDGES, ideas  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

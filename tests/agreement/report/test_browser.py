@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.test import Client
 
-from tests.review.test_agreement_campaign import make_campaign
+from tests.agreement.report.test_campaign import make_campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

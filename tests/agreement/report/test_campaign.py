@@ -15,8 +15,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.utils import timezone
 
+from agreement.data.selectors import campaign_agreement_data
 from judge.models import Judgment, Rubric
-from review.agreement.campaign import campaign_agreement_data
 from review.models import Assignment, Campaign, Review
 from review.services import campaign_add_items
 from tests.review.factories import END_TO_END_DIMENSIONS, make_paper, make_reviewer, make_rubric

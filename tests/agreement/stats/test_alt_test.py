@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from review.agreement.alt_test import alt_test, alt_test_combined, benjamini_yekutieli, human_likeness
-from review.agreement.data import AgreementData
-from review.agreement.pairing import pair
-from review.agreement.suite import analyse
-from review.agreement.verdict import (
+from agreement.data.containers import AgreementData
+from agreement.data.pairing import pair
+from agreement.stats.alt_test import alt_test, alt_test_combined, benjamini_yekutieli, human_likeness
+from agreement.stats.suite import analyse
+from agreement.stats.verdict import (
     BIASED,
     BIASED_ONLY,
     NOT_SHOWN,

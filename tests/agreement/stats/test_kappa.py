@@ -23,9 +23,9 @@ from sklearn.metrics import (
 )
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
-from review.agreement import kappa as kp
-from review.agreement import stats as st
-from review.agreement.decision import auroc, decision
+from agreement.stats import core as st
+from agreement.stats import kappa as kp
+from agreement.stats.decision import auroc, decision
 
 SCALE = (1.0, 10.0)
 

@@ -14,11 +14,11 @@ import pingouin as pg
 import pytest
 from scipy import stats as sps
 
-from review.agreement import stats as st
-from review.agreement.data import AgreementData
-from review.agreement.loaders import LoadError, load_mlrbench
-from review.agreement.pairing import pair
-from review.agreement.suite import analyse
+from agreement.data.containers import AgreementData
+from agreement.data.loaders import LoadError, load_mlrbench
+from agreement.data.pairing import pair
+from agreement.stats import core as st
+from agreement.stats.suite import analyse
 
 MLRBENCH = Path(__file__).resolve().parents[2] / ".." / "shared" / "mlrbench" / "human_eval"
 if not MLRBENCH.is_dir():  # worktrees live one level deeper than the main checkout

@@ -11,10 +11,10 @@ import json
 import pytest
 from django.utils import timezone
 
-from review.agreement import cache
+from agreement import cache
 from review.models import Assignment, DisagreementTag, Review
+from tests.agreement.report.test_campaign import _scores, make_campaign
 from tests.review.factories import make_paper, make_reviewer
-from tests.review.test_agreement_campaign import _scores, make_campaign
 
 pytestmark = pytest.mark.django_db
 
