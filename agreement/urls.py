@@ -1,7 +1,8 @@
 from django.urls import path
 
 from agreement.lab import views as lab_views
-from agreement.report import views
+from agreement.report import views as report_views
+from agreement.workbench import views as workbench_views
 
 app_name = "agreement"
 
@@ -28,14 +29,14 @@ urlpatterns = [
     path("agreement/lab/hallucination/", lab_views.lab_hallucination, name="lab_hallucination"),
     path("agreement/lab/fabrication/", lab_views.lab_fabrication, name="lab_fabrication"),
     path("agreement/lab/fabrication/audit/", lab_views.lab_fabrication_audit, name="lab_fabrication_audit"),
-    path("agreement/<uuid:code>/", views.agreement_campaign, name="campaign"),
-    path("agreement/<uuid:code>/report.<str:fmt>", views.agreement_download, name="download"),
-    path("agreement/<uuid:code>/disagreements/", views.agreement_disagreements, name="disagreements"),
+    path("agreement/<uuid:code>/", report_views.agreement_campaign, name="campaign"),
+    path("agreement/<uuid:code>/report.<str:fmt>", report_views.agreement_download, name="download"),
+    path("agreement/<uuid:code>/disagreements/", workbench_views.agreement_disagreements, name="disagreements"),
     path(
         "agreement/<uuid:code>/disagreements/<str:item_code>/",
-        views.agreement_disagreement_item,
+        workbench_views.agreement_disagreement_item,
         name="disagreement_item",
     ),
-    path("agreement/<uuid:code>/disagreements/<str:item_code>/tag", views.agreement_tag, name="tag"),
-    path("agreement/<uuid:code>/tags.<str:fmt>", views.agreement_tags_export, name="tags_export"),
+    path("agreement/<uuid:code>/disagreements/<str:item_code>/tag", workbench_views.agreement_tag, name="tag"),
+    path("agreement/<uuid:code>/tags.<str:fmt>", workbench_views.agreement_tags_export, name="tags_export"),
 ]

@@ -20,10 +20,11 @@ from typing import Any
 from django.db.models import Count, IntegerField, Max, Sum
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
+from django.template.loader import render_to_string
 
+from agreement.lab import context
 from agreement.lab import judge_pair as jp
 from agreement.lab.flags import fabrication_comparison, hallucination_comparison
-from agreement.lab.html import self_preference_judges_html, two_rater_html
 from agreement.lab.probes import self_preference_judges
 from agreement.lab.services import experiment_report, experiment_report_compute, experiment_report_key
 from benchmark.models import Artifact
@@ -59,8 +60,11 @@ def judges_compute(*, stage: str) -> dict[str, Any]:
     return {
         "pair": pair,
         "self_preference": self_preference,
-        "html": two_rater_html(pair),
-        "self_preference_html": self_preference_judges_html(self_preference),
+        "html": render_to_string("agreement/lab/_two_rater.html", {"pair": context.two_rater(pair)}),
+        "self_preference_html": render_to_string(
+            "agreement/lab/_self_preference.html",
+            {"self_preference": context.self_preference_judges(self_preference)},
+        ),
     }
 
 

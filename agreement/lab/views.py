@@ -27,13 +27,12 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.roles import ADMIN, RESEARCHER, role_required
 from agreement.cache import Limited, cached_or_queued
+from agreement.lab import context as lab_context
 from agreement.lab import judge_pair as jp
 from agreement.lab import statistics as lab_stats
 from agreement.lab.forms import ComparisonForm, ExperimentForm, GoldSetForm, JudgeConfigForm
-from agreement.lab.html import comparison_html, decision_table_html, records_html
 from agreement.lab.services import comparison_create, gate_evidence, gold_set_from_campaign
 from agreement.report.exports import clean_json
-from agreement.report.html import CSS
 from benchmark.models import Artifact, ResearchRun
 from judge.access import may_see_released_judgments
 from judge.experiments import experiment_start, experiment_summary, judge_config_create
@@ -90,7 +89,6 @@ def _lab_context() -> dict[str, Any]:
         "experiments": [{"row": e, "summary": experiment_summary(e)} for e in experiments],
         "comparisons": JudgeComparison.objects.select_related("baseline__config", "candidate__config")[:100],
         "stages": STAGES,
-        "report_css": CSS,
     }
 
 
@@ -176,32 +174,11 @@ def lab_experiment(request: HttpRequest, code: str) -> HttpResponse:
                        ("self_preference", "Self-preference"), ("position", "Position consistency")):  # fmt: skip
         probe = report.get(key)
         if probe:
-            sections.append({"key": key, "title": title, "probe": probe, "html": _probe_html(key, probe)})
-    context = {"experiment": experiment, "report": report, "sections": sections, "report_css": CSS}
+            sections.append(
+                {"key": key, "title": title, "probe": probe, "tables": lab_context.probe_tables(key, probe)}
+            )
+    context = {"experiment": experiment, "report": report, "sections": sections}
     return render(request, "agreement/lab/experiment.html", context)
-
-
-def _probe_html(key: str, probe: dict[str, Any]) -> str:
-    crit = probe.get("criteria") or {}
-    if key == "stability":
-        return records_html(crit, "within-item SD", key)
-    if key == "leniency":
-        return records_html(
-            {c: v["shift"] for c, v in crit.items()}, "mean shift (judge - human mean)", key
-        ) + records_html(
-            {c: v["test"] for c, v in crit.items()}, "Wilcoxon signed-rank (Holm across criteria)", f"{key}-test"
-        )
-    if key == "length":
-        return records_html({c: v["slope_per_1000_words"] for c, v in crit.items()}, "slope per 1,000 words", key) + (
-            records_html({c: v["spearman"] for c, v in crit.items()}, "Spearman (residual vs words)", f"{key}-rho")
-        )
-    if key == "self_preference":
-        return records_html(crit, f"own family ({probe['judge_family']}) minus the others", key)
-    if key == "position":
-        return records_html(
-            {"consistency": probe["consistency"], "first position": probe["first_position_rate"]}, "position", key
-        )
-    return ""
 
 
 @require_POST
@@ -233,11 +210,12 @@ def lab_comparison(request: HttpRequest, code: str) -> HttpResponse:
     policy = rubric_policy(candidate_rubric.stage)
     context = {
         "comparison": comparison,
-        "html": comparison_html(comparison.result) if comparison.status == JudgeComparison.Status.FINISHED else "",
+        "comparison_view": (
+            lab_context.comparison(comparison.result) if comparison.status == JudgeComparison.Status.FINISHED else None
+        ),
         "candidate_rubric": candidate_rubric,
         "policy": policy,
         "can_make_default": comparison.passed is True and not candidate_rubric.is_default,
-        "report_css": CSS,
     }
     return render(request, "agreement/lab/comparison.html", context)
 
@@ -277,7 +255,7 @@ def lab_judge_pair(request: HttpRequest, stage: str) -> HttpResponse:
     if isinstance(computed, HttpResponse):
         return computed
     result = computed["pair"]
-    context: dict[str, Any] = {"stage": stage, "stages": STAGES, "result": result, "report_css": CSS}
+    context: dict[str, Any] = {"stage": stage, "stages": STAGES, "result": result}
     if "error" not in result:
         context["html"] = computed["html"]
         context["self_preference"] = computed["self_preference_html"]
@@ -314,10 +292,10 @@ def lab_hallucination(request: HttpRequest) -> HttpResponse:
     if request.GET.get("format") == "json":
         return _json(result, "hallucination.json")
     tables = [
-        {"source": source, "html": decision_table_html(records, "humans", "judge")}
+        {"source": source, "rows": lab_context.decision_table(records, "humans", "judge")}
         for source, records in result["sources"].items()
     ]
-    return render(request, "agreement/lab/hallucination.html", {"result": result, "tables": tables, "report_css": CSS})
+    return render(request, "agreement/lab/hallucination.html", {"result": result, "tables": tables})
 
 
 def _min_flags(request: HttpRequest) -> int:
@@ -344,11 +322,10 @@ def lab_fabrication(request: HttpRequest) -> HttpResponse:
         return _json(result, "fabrication.json")
     context = {
         "result": result,
-        "html": decision_table_html({"faked results": result["decision"]}, "humans", "audit"),
+        "rows": lab_context.decision_table({"faked results": result["decision"]}, "humans", "audit"),
         "released": Artifact.objects.filter(
             stage=Artifact.Stage.PAPER, research_run__source=ResearchRun.Source.MLRBENCH
         ).count(),
-        "report_css": CSS,
     }
     return render(request, "agreement/lab/fabrication.html", context)
 

@@ -1,6 +1,7 @@
 """Exports of an agreement analysis: a terminal table, JSON, CSV, and a self-contained HTML
-report (plotly.js inlined from the plotly package, no CDN, printable to PDF). The HTML body is
-report_html.py's, the charts charts.py's.
+report (templates/agreement/report/standalone.html: the vendored plotly.js, the page script and the
+report's stylesheet from static/ inlined, no URL outside the file, printable to PDF). The HTML body
+is the in-app page's (agreement/report/context.py and its templates), the charts charts.py's.
 
 Everything here reads the `analyse()` result; charts also read the `Paired` arrays.
 """
@@ -14,14 +15,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from django.contrib.staticfiles import finders
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
 
 from agreement.data.containers import Paired
+from agreement.report import context
 from agreement.report.charts import chart_payload
-from agreement.report.html import CSS, body_html, toc_html, verdict_html
-from agreement.report.html import fmt as _fmt
+from agreement.report.context import fmt as _fmt
 from benchmark.csv_tables import CsvDictWriter, CsvWriter
 
-AGREEMENT_JS = Path(__file__).resolve().parents[2] / "static" / "js" / "agreement.js"
+PLOTLY_JS = "vendor/plotly.min.js"  # `manage.py vendor_static` copies it from the plotly package
+AGREEMENT_JS = "js/agreement.js"
+REPORT_CSS = "css/agreement_report.css"
 
 # Columns of the terminal table: (header, view key, field or callable)
 TABLE_STATS = (
@@ -227,31 +233,39 @@ def to_table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _inline_script(text: str) -> str:
-    return "<script>" + text.replace("</script", "<\\/script") + "</script>"
+def static_text(path: str) -> str:
+    """A file of static/ as text, for embedding in the self-contained report. plotly.js is vendored
+    by `manage.py vendor_static`; where that has not run, the same file comes from the installed
+    plotly package (never from the network)."""
+    found = finders.find(path)
+    if found is None and path == PLOTLY_JS:
+        import plotly
+
+        found = str(Path(plotly.__file__).parent / "package_data" / "plotly.min.js")
+    if found is None:
+        raise FileNotFoundError(f"static file {path} not found")
+    return Path(found).read_text(encoding="utf-8")
+
+
+def _raw_text(text: str, element: str) -> SafeString:
+    """Text placed inside a <script> or <style> element, which HTML does not parse as markup (so it
+    must not be entity-escaped): only the sequence that would end the element early is broken."""
+    return mark_safe(text.replace(f"</{element}", f"<\\/{element}"))  # noqa: S308 - raw text, not markup
 
 
 def to_html(
     result: dict[str, Any], paired: Paired | list[dict[str, Any]], *, tags: dict[str, Any] | None = None
 ) -> str:
-    """One self-contained file: plotly.js from the plotly package and the page script inlined.
-    `paired` gives the charts, or is the chart payload itself (the app caches it)."""
-    from plotly.offline import get_plotlyjs
-
+    """One self-contained file (templates/agreement/report/standalone.html). `paired` gives the
+    charts, or is the chart payload itself (the app caches it)."""
     payload = paired if isinstance(paired, list) else chart_payload(result, paired)
-    charts = json.dumps(clean_json(payload)).replace("</", "<\\/")
-    return "\n".join(
-        [
-            "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
-            "<title>Judge-human agreement report</title>",
-            f"<style>{CSS}</style>",
-            _inline_script(get_plotlyjs()),
-            "</head><body><h1>Can the LLM judge stand in for expert reviewers?</h1>",
-            verdict_html(result),
-            toc_html(result, tags=tags is not None),
-            body_html(result, tags=tags),
-            f"<script type='application/json' id='agreement-charts'>{charts}</script>",
-            _inline_script(AGREEMENT_JS.read_text(encoding="utf-8")),
-            "</body></html>",
-        ]
+    return render_to_string(
+        "agreement/report/standalone.html",
+        {
+            "report": context.report(result, tags_summary=tags),
+            "css": _raw_text(static_text(REPORT_CSS), "style"),
+            "plotly_js": _raw_text(static_text(PLOTLY_JS), "script"),
+            "page_js": _raw_text(static_text(AGREEMENT_JS), "script"),
+            "charts": clean_json(payload),
+        },
     )

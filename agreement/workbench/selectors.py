@@ -10,8 +10,6 @@ import math
 from collections import Counter
 from typing import Any
 
-from django.db import transaction
-
 from agreement.cache import Analysis
 from judge.models import Judgment, Rubric
 from review.models import Campaign, CampaignItem, DisagreementTag, Review
@@ -81,17 +79,6 @@ def item_evidence(*, item: CampaignItem, rubric: Rubric, human_key: str, judge_k
             }
         )
     return {"judgments": judgments, "reviews": reviews}
-
-
-def tag_save(*, item: CampaignItem, criterion: str, cause: str, note: str, user: Any) -> DisagreementTag:
-    """Upsert the one tag of (item, criterion): a second diagnosis replaces the first."""
-    with transaction.atomic():
-        tag, _ = DisagreementTag.objects.update_or_create(
-            item=item,
-            criterion=criterion,
-            defaults={"campaign_id": item.campaign_id, "cause": cause, "note": note, "tagged_by": user},
-        )
-    return tag
 
 
 def tags_export(*, campaign: Campaign) -> list[dict[str, Any]]:
