@@ -4,7 +4,7 @@ never see judge scores or other reviews).
 Settings come from GET parameters (pairing, margins, bootstrap, alpha, alt-test epsilon,
 decision threshold, judged rubric version) so that a page and its downloads are addressable and
 reproducible; the downloads pin the same settings as the page they are linked from. Results
-are cached per (campaign state, settings) in agreement/cache.py: the page and its downloads compute once.
+are cached per (campaign state, settings) (agreement/report/selectors.py): the page and its downloads compute once.
 """
 
 from __future__ import annotations
@@ -18,12 +18,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from accounts.roles import ADMIN, role_required
-from agreement.cache import Analysis, campaign_analysis, rendered, tags_state
 from agreement.data.selectors import CampaignDataError
 from agreement.report import context as report_context
 from agreement.report.exports import to_csv, to_html, to_json
 from agreement.report.forms import AgreementSettingsForm
-from agreement.workbench.selectors import tags_export, tags_summary
+from agreement.report.selectors import Analysis, campaign_analysis, rendered, tags_export, tags_state, tags_summary
 from review.models import Campaign
 
 DOWNLOADS = {
@@ -35,7 +34,7 @@ DOWNLOADS = {
 
 def _form(request: HttpRequest, code: str) -> tuple[Campaign, AgreementSettingsForm]:
     campaign = get_object_or_404(Campaign.objects.select_related("rubric"), code=code)
-    return campaign, AgreementSettingsForm.fromquery_string(request.GET, campaign=campaign)
+    return campaign, AgreementSettingsForm.from_query(request.GET, campaign=campaign)
 
 
 def _analysis(campaign: Campaign, form: AgreementSettingsForm) -> Analysis:
@@ -50,7 +49,7 @@ def prepared_analysis(
     what is wrong: the downloads' and the workbench's common first steps."""
     campaign, form = _form(request, code)
     if not form.is_valid():
-        return text_response(form.errors.astext_response(), 400)
+        return text_response(form.errors.as_text(), 400)
     try:
         return campaign, form, _analysis(campaign, form)
     except CampaignDataError as exc:

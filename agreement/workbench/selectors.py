@@ -1,20 +1,17 @@
 """The disagreement workbench (admins only): per criterion, the items where the judge and the
 reviewers' mean are furthest apart; each item side by side with the judge's justification and
-the reviewers' scores and comments; and the admin's diagnosis of the cause (DisagreementTag),
-exported and summarised in the report.
+the reviewers' scores and comments; the admin's diagnoses of the cause
+(DisagreementTag) are read with the report (agreement/report/selectors.py).
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
 from typing import Any
 
-from agreement.cache import Analysis
+from agreement.report.selectors import Analysis
 from judge.models import Judgment, Rubric
-from review.models import Campaign, CampaignItem, DisagreementTag, Review
-
-CAUSES = dict(DisagreementTag.Cause.choices)
+from review.models import CampaignItem, Review
 
 
 def disagreement_rows(analysis: Analysis, criterion: int, view: str) -> list[dict[str, Any]]:
@@ -81,35 +78,4 @@ def item_evidence(*, item: CampaignItem, rubric: Rubric, human_key: str, judge_k
     return {"judgments": judgments, "reviews": reviews}
 
 
-def tags_export(*, campaign: Campaign) -> list[dict[str, Any]]:
-    names = {d["key"]: str(d.get("name") or d["key"]) for d in campaign.rubric.dimensions}
-    return [
-        {
-            "item": t.item.code,
-            "artifact": str(t.item.artifact.code) if t.item.artifact_id else "",
-            "run": str(t.item.run.code) if t.item.run_id else "",
-            "criterion": names.get(t.criterion, t.criterion),
-            "criterion_key": t.criterion,
-            "cause": t.cause,
-            "cause_label": CAUSES.get(t.cause, t.cause),
-            "note": t.note,
-            "tagged_by": t.tagged_by.get_username() if t.tagged_by else "",
-            "updated_at": t.updated_at.isoformat(timespec="seconds"),
-        }
-        for t in DisagreementTag.objects.filter(campaign=campaign)
-        .select_related("item__artifact", "item__run", "tagged_by")
-        .order_by("criterion", "item_id")
-    ]
-
-
-def tags_summary(*, campaign: Campaign, export: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    rows = export if export is not None else tags_export(campaign=campaign)
-    by: dict[str, Counter] = {}
-    for r in rows:
-        by.setdefault(r["criterion"], Counter())[r["cause"]] += 1
-    return {
-        "total": len(rows),
-        "causes": CAUSES,
-        "by_criterion": {c: dict(n) for c, n in by.items()},
-        "by_cause": dict(Counter(r["cause"] for r in rows)),
-    }
+# END

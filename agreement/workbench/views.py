@@ -15,12 +15,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.roles import ADMIN, role_required
-from agreement.cache import Analysis
 from agreement.report.context import view_label
 from agreement.report.exports import clean_json
+from agreement.report.selectors import Analysis, tags_export, tags_summary
 from agreement.report.views import prepared_analysis, query_string, text_response
 from agreement.workbench.forms import TagForm
-from agreement.workbench.selectors import disagreement_rows, item_evidence, tags_export, tags_summary
+from agreement.workbench.selectors import disagreement_rows, item_evidence
 from agreement.workbench.services import tag_save
 from benchmark.csv_tables import CsvDictWriter
 from benchmark.markdown import markdown_html
@@ -137,7 +137,7 @@ def agreement_tag(request: HttpRequest, code: str, item_code: str) -> HttpRespon
     if form.is_valid() and form.cleaned_data["criterion"] not in keys:
         form.add_error("criterion", f"not a score dimension of {campaign.rubric}")
     if not form.is_valid():
-        return text_response(form.errors.astext_response(), 400)
+        return text_response(form.errors.as_text(), 400)
     d = form.cleaned_data
     tag_save(item=item, criterion=d["criterion"], cause=d["cause"], note=d["note"], user=request.user)
     target = reverse("agreement:disagreement_item", args=[campaign.code, item.code])

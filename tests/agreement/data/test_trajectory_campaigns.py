@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
-from agreement.cache import campaign_state
 from agreement.data.selectors import campaign_agreement_data
+from agreement.report.selectors import campaign_state
 from judge.models import Judgment
 from review.models import Assignment, Review
 from tests.review.factories import make_reviewer
