@@ -83,8 +83,8 @@ def test_it_writes_a_self_contained_report_with_csv_and_json(tmp_path: Path) -> 
     rest = bundle_and_rest.split("</script>", 1)[1]
     # outside the bundle (which names CDNs for map features we do not use) nothing is fetched
     assert "http" not in head + rest and "<script src=" not in page and "<link" not in page
-    assert page.count("<div class='chart' id='agreement-chart-") == 20  # 4 charts x 5 criteria
-    assert "id='agreement-charts'" in page and "Plotly.newPlot" in page
+    assert page.count('<div class="chart" id="agreement-chart-') == 20  # 4 charts x 5 criteria
+    assert 'id="agreement-charts"' in page and "Plotly.newPlot" in page
     for pinned in (
         "end2end-v1",
         "claude-3-7-sonnet-20250219",

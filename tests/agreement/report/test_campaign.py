@@ -210,7 +210,7 @@ def test_it_shows_every_criterion_with_chart_slots_and_settings(client_for, admi
     page = response.content.decode()
     for crit in CRITERIA:
         assert f"<h2>{crit}</h2>" in page
-    assert page.count("<div class='chart' id='agreement-chart-") == 20
+    assert page.count('<div class="chart" id="agreement-chart-') == 20
     assert 'id="agreement-charts"' in page and "vendor/plotly.min.js" in page and "js/agreement.js" in page
     assert "mlrbench: the MLR-Bench authors" in page and "+/-0.75" in page
     assert "failed_judgment" in page  # faults are shown with the numbers

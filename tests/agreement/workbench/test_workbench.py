@@ -32,14 +32,14 @@ def test_it_puts_the_verdict_table_before_anything_else(client_for, admin_user) 
     campaign = make_campaign()
     page = _page(client_for(admin_user), campaign)
     main = page.split("<main", 1)[1]
-    assert main.index("id='verdict'") < main.index('id="agreement-settings"') < main.index("id='coverage'")
-    assert main.index("id='verdict'") < main.index("id='toc'")
+    assert main.index('id="verdict"') < main.index('id="agreement-settings"') < main.index('id="coverage"')
+    assert main.index('id="verdict"') < main.index('id="toc"')
     # 5 criteria x 3 judge views, each cell linking to its evidence section.
-    verdict = main.split("id='verdict'", 1)[1].split("</section>", 1)[0]
-    links = [part.split("'", 1)[0] for part in verdict.split("href='#")[1:]]
+    verdict = main.split('id="verdict"', 1)[1].split("</section>", 1)[0]
+    links = [part.split('"', 1)[0] for part in verdict.split('href="#')[1:]]
     assert len(links) == 15
     for anchor in links:
-        assert f"id='{anchor}'" in page
+        assert f'id="{anchor}"' in page
     assert "verdict rule v2" in verdict
     # Six items are too few for the per-reviewer alt-test: the small-study tests decide, and say so.
     assert "decided by: combined-annotator Wilcoxon alt-test" in verdict
@@ -56,8 +56,8 @@ def test_it_shows_the_settings_in_effect_and_their_defaults(client_for, admin_us
 
 def test_it_names_statistics_plainly_with_the_identifier_in_a_tooltip(client_for, admin_user) -> None:
     page = _page(client_for(admin_user), make_campaign())
-    assert "<span title='identifier: alpha_ordinal'>Krippendorff&#x27;s alpha, ordinal (reviewers)</span>" in page
-    assert "<span title='identifier: kappa_quadratic'>Cohen&#x27;s kappa, quadratic weights</span>" in page
+    assert '<span title="identifier: alpha_ordinal">Krippendorff&#x27;s alpha, ordinal (reviewers)</span>' in page
+    assert '<span title="identifier: kappa_quadratic">Cohen&#x27;s kappa, quadratic weights</span>' in page
     assert "<td>alpha_ordinal</td>" not in page
 
 
@@ -72,9 +72,9 @@ def test_it_shows_an_open_campaigns_missing_reviews_as_progress_not_faults(clien
     Judgment.objects.create(artifact=paper, rubric=campaign.rubric, judge_model="anthropic:claude-judge",
                             status="succeeded", scores=_scores([5] * 5))  # fmt: skip
     page = _page(client_for(admin_user), campaign)
-    faults = page.split("id='faults'", 1)[1].split("</section>", 1)[0]
+    faults = page.split('id="faults"', 1)[1].split("</section>", 1)[0]
     assert "no_human_review" not in faults and "failed_judgment" in faults
-    coverage = page.split("id='coverage'", 1)[1].split("</section>", 1)[0]
+    coverage = page.split('id="coverage"', 1)[1].split("</section>", 1)[0]
     assert "5 of 7 items are compared" in coverage
     assert (
         "The campaign is open" in coverage
@@ -174,7 +174,7 @@ def test_it_saves_and_replaces_a_tag_and_exports_it(client_for, admin_user) -> N
     assert report["disagreement_tags"]["summary"]["by_criterion"] == {"Overall": {"rubric_ambiguity": 1}}
     assert report["disagreement_tags"]["tags"][0]["note"] == "'significance' unclear"
     page = _page(client, campaign, "?bootstrap=0")
-    tags = page.split("id='tags'", 1)[1].split("</section>", 1)[0]
+    tags = page.split('id="tags"', 1)[1].split("</section>", 1)[0]
     assert "Disagreement tags (1)" in tags and "<th>Overall</th>" in tags
     listing = client.get(f"/agreement/{campaign.code}/disagreements/?criterion=4").content.decode()
     assert "rubric ambiguity" in listing
@@ -299,7 +299,7 @@ def test_it_recomputes_when_a_pending_judgment_finishes(client_for, admin_user) 
                                       status="running")  # fmt: skip
     page = client.get(f"/agreement/{campaign.code}/?bootstrap=0").content.decode()
     assert (
-        "1 judgment(s) pending" in page and "x:late-judge" not in page.split("id='faults'", 1)[1].split("</section>")[0]
+        "1 judgment(s) pending" in page and "x:late-judge" not in page.split('id="faults"', 1)[1].split("</section>")[0]
     )
     before = cache.computed["analysis"]
     pending.status, pending.scores, pending.finished_at = "succeeded", _scores([3] * 5), timezone.now()
