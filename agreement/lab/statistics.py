@@ -51,7 +51,8 @@ def judges_key(*, stage: str) -> str:
 
 def judges_compute(*, stage: str) -> dict[str, Any]:
     """The page's two analyses, judge A vs judge B and the judges' self-preference, with their HTML
-    (rendered here once: a cached page then costs a read, not tens of milliseconds of tables)."""
+    (rendered here once from templates/agreement/lab/: a cached page then costs a read, not tens of
+    milliseconds of tables)."""
     try:
         pair = jp.judge_pair_analysis(stage=stage)
     except jp.JudgePairError as exc:
