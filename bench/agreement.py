@@ -31,10 +31,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from review.agreement import stats as st
-from review.agreement.data import AgreementData
-from review.agreement.pairing import pair_strict
-from review.agreement.suite import analyse
+from agreement.data.containers import AgreementData
+from agreement.data.pairing import pair_strict
+from agreement.stats import core as st
+from agreement.stats.suite import analyse
 
 CRITERIA = ("Novelty", "Clarity", "Soundness", "Significance", "Overall")
 
@@ -319,8 +319,8 @@ def app_part(sizes: list[int], repeat: int) -> None:
         from django.test import Client
 
         from accounts.services import user_create
-        from review.agreement import cache as agreement_cache
-        from review.agreement import stats as stats_module
+        from agreement import cache as agreement_cache
+        from agreement.stats import core as stats_module
 
         admin = user_create(username="bench_admin", role="admin")
         client = Client()

@@ -279,7 +279,7 @@ def main() -> None:
             assert same, "the two leaderboards disagree"
             figures["ratio_naive_over_referee_p50"] = figures["naive_compute"]["p50_ms"] / figures["compute"]["p50_ms"]
             print(f"    per-row / Referee (p50): {figures['ratio_naive_over_referee_p50']:.1f}x")
-            from review.agreement.judge_pair import judge_pair_analysis
+            from agreement.lab.judge_pair import judge_pair_analysis
 
             print("judge vs judge (idea stage, every two-rater statistic, bootstrap B=1000)")
             pair = _measure("cold analysis (then cached)", lambda: judge_pair_analysis(stage="idea", n_boot=1000))

@@ -74,8 +74,8 @@ def _campaigns() -> list[dict[str, Any]]:
 def _verdicts() -> list[dict[str, Any]]:
     """Per campaign with reviews (newest first): its verdict counts under the default settings, when
     the agreement page computed them for the current state; else computed=False."""
-    from review.agreement.cache import cached_analysis
-    from review.agreement.views import AgreementSettingsForm
+    from agreement.report.forms import AgreementSettingsForm
+    from agreement.report.selectors import cached_analysis
     from review.models import Campaign, Review
 
     reviewed = Review.objects.filter(status=Review.Status.SUBMITTED).values("assignment__campaign_id")
@@ -91,7 +91,7 @@ def _verdicts() -> list[dict[str, Any]]:
         )
         entry: dict[str, Any] = {
             "name": campaign.name,
-            "url": reverse("review:agreement:campaign", args=[campaign.code]),
+            "url": reverse("agreement:campaign", args=[campaign.code]),
             "computed": analysis is not None,
             "verdicts": {},
         }

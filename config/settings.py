@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "benchmark",
     "judge",
     "review",
+    "agreement",
 ]
 
 MIDDLEWARE = [
@@ -246,7 +247,7 @@ WEBSOCKET_PORT = env_int("WEBSOCKET_PORT", 0, minimum=0, maximum=65535)
 WEB_GC_THRESHOLD = env_int("WEB_GC_THRESHOLD", 20_000, minimum=0, maximum=10_000_000)
 
 # "default" lives in each web process. "agreement" holds agreement analyses, rendered reports and
-# the judge lab's statistics, keyed by a fingerprint of the data's state (review/agreement/cache.py),
+# the judge lab's statistics, keyed by a fingerprint of the data's state (agreement/cache.py),
 # so an entry is never stale. It is in Redis, shared by the web processes and the RQ workers: the
 # lab's statistics are computed by a job when cold (issue 30) and the page reads the job's result.
 # Entries expire (cache.TIMEOUT); the same cache holds the per-user counters of cold computations.

@@ -13,4 +13,5 @@ urlpatterns = [
     path("", include("benchmark.urls")),
     path("", include("judge.urls")),
     path("", include("review.urls")),
+    path("", include("agreement.urls")),
 ]

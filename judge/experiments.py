@@ -4,8 +4,8 @@ An experiment is a set of ordinary judgments (or pairwise judgments) tied to it:
 own job on the `judge` queue through the same code as any judgment (validation, retries, the
 token-limit rule), with the configuration's model, temperature, budget and prompt variant. The
 experiment is finished when none of its judgments is queued or running. Comparing it with humans
-(regression, leniency, length, self-preference) is the review layer's business
-(review.agreement.lab); stability and position consistency need no humans but are reported there
+(regression, leniency, length, self-preference) is the agreement layer's business
+(agreement.lab.services); stability and position consistency need no humans but are reported there
 too, with the rest.
 """
 

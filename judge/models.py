@@ -163,7 +163,7 @@ class RubricPolicy(models.Model):
     """What an admin requires before a rubric version of a stage becomes the default.
 
     With `require_gate`, a version becomes the default only through a judge regression comparison
-    (review.agreement) whose candidate uses it and that passed the gate stated here: the change of
+    (agreement.lab) whose candidate uses it and that passed the gate stated here: the change of
     `statistic` per criterion, with its bootstrap CI, within `margin` (equivalence) or not worse by
     more than `margin` (non-inferiority).
     """

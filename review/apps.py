@@ -3,4 +3,4 @@ from django.apps import AppConfig
 
 class ReviewConfig(AppConfig):
     name = "review"
-    verbose_name = "Review: campaigns, blinded reviews, agreement"
+    verbose_name = "Review: campaigns, blinded reviews"

@@ -1,4 +1,4 @@
-from django.urls import include, path
+from django.urls import path
 
 from review import control_views, setup_views, tells_views, views
 
@@ -50,5 +50,4 @@ urlpatterns = [
     path("review/invitations/", setup_views.invitations, name="invitations"),
     path("review/invitations/<uuid:icode>/resend", setup_views.invitation_resend_view, name="invitation_resend"),
     path("review/invitations/<uuid:icode>/revoke", setup_views.invitation_revoke_view, name="invitation_revoke"),
-    path("", include("review.agreement.urls")),  # /agreement/<campaign code>/ (review.agreement.views)
 ]

@@ -23,14 +23,14 @@ django_app = get_wsgi_application()
 from django.conf import settings  # noqa: E402
 from django.http import HttpRequest, HttpResponse  # noqa: E402
 from django.shortcuts import render  # noqa: E402
+from django.template.loader import render_to_string  # noqa: E402
 from django.urls import include, path  # noqa: E402
 
 from accounts.roles import ADMIN, RESEARCHER, role_required  # noqa: E402
+from agreement.lab import context as lab_context  # noqa: E402
+from agreement.lab import judge_pair as jp  # noqa: E402
+from agreement.lab.probes import self_preference_judges  # noqa: E402
 from judge.leaderboard import STAGES, default_rubric, stepwise_matrix  # noqa: E402
-from review.agreement import judge_pair as jp  # noqa: E402
-from review.agreement.lab_html import self_preference_judges_html, two_rater_html  # noqa: E402
-from review.agreement.probes import self_preference_judges  # noqa: E402
-from review.agreement.report_html import CSS  # noqa: E402
 
 
 @role_required(RESEARCHER, ADMIN)
@@ -39,12 +39,15 @@ def old_lab_judge_pair(request: HttpRequest, stage: str) -> HttpResponse:
         result = jp.judge_pair_analysis(stage=stage)
     except jp.JudgePairError as exc:
         result = {"error": str(exc)}
-    context = {"stage": stage, "stages": STAGES, "result": result, "report_css": CSS}
+    context = {"stage": stage, "stages": STAGES, "result": result}
     if "error" not in result:
-        context["html"] = two_rater_html(result)
+        context["html"] = render_to_string("agreement/lab/_two_rater.html", {"pair": lab_context.two_rater(result)})
         rubric = default_rubric(stage)
-        context["self_preference"] = self_preference_judges_html(self_preference_judges(stepwise_matrix(stage, rubric)))
-    return render(request, "review/lab_judge_pair.html", context)
+        self_preference = lab_context.self_preference_judges(self_preference_judges(stepwise_matrix(stage, rubric)))
+        context["self_preference"] = render_to_string(
+            "agreement/lab/_self_preference.html", {"self_preference": self_preference}
+        )
+    return render(request, "agreement/lab/judge_pair.html", context)
 
 
 urlpatterns = [path("bench/old-judges/<slug:stage>/", old_lab_judge_pair), path("", include("config.urls"))]

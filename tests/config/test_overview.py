@@ -83,7 +83,7 @@ def test_it_refreshes_the_numbers_while_the_page_is_open(live_url, admin_user, t
 @pytest.mark.docker
 def test_it_shows_campaign_progress_cached_verdicts_and_sandbox_health(client_for, admin_user, reviewer):
     from review.models import Campaign
-    from tests.review.test_agreement_campaign import make_campaign
+    from tests.agreement.report.test_campaign import make_campaign
 
     campaign = make_campaign("overview-study")  # 6 items x 2 reviewers, 12 reviews submitted, a draft
     Campaign.objects.create(name="closed one", rubric=campaign.rubric, status=Campaign.Status.CLOSED)

@@ -88,7 +88,7 @@ def test_make_up_and_deploy_start_workers_and_housekeeping_without_the_checks() 
 
 def test_it_runs_an_agreement_job_with_numpy_but_without_the_sdks_or_scipy(tmp_path: Path) -> None:
     # The agreement job computes with numpy (on use: RQ imports it in the work horse, per job).
-    assert _loaded(tmp_path, ("review.agreement.jobs",), HEAVY) == ["numpy"]
+    assert _loaded(tmp_path, ("agreement.jobs",), HEAVY) == ["numpy"]
 
 
 def test_it_sees_a_heavy_import_when_one_happens(tmp_path: Path) -> None:
@@ -99,7 +99,7 @@ def test_it_sees_a_heavy_import_when_one_happens(tmp_path: Path) -> None:
 def test_it_keeps_the_written_out_normal_quantile_equal_to_scipys() -> None:
     from scipy import stats as sps
 
-    from review.agreement.stats import Z975
+    from agreement.stats.core import Z975
 
     assert Z975 == float(sps.norm.ppf(0.975))
 

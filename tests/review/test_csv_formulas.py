@@ -16,10 +16,10 @@ from django.urls import reverse
 from judge.models import Rubric
 from review.models import Assignment, Campaign
 from review.services import campaign_assign, campaign_create
+from tests.agreement.lab.client import computed_get
+from tests.agreement.report.test_campaign import make_campaign
 from tests.judge.factories import make_judgment, make_stepwise_item, make_task, rubric
 from tests.review.factories import full_review_post, make_paper, make_rubric
-from tests.review.lab_client import computed_get
-from tests.review.test_agreement_campaign import make_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -62,7 +62,7 @@ def test_it_neutralises_a_formula_in_a_tag_note_of_the_tags_export(client_for, a
     item = campaign.items.first()
     url = f"/agreement/{campaign.code}/disagreements/{item.code}/tag"
     assert client.post(url, {"criterion": "overall", "cause": "other", "note": PAYLOAD}).status_code == 302
-    [row] = _rows(client.get(reverse("review:agreement:tags_export", args=[campaign.code, "csv"])).content.decode())
+    [row] = _rows(client.get(reverse("agreement:tags_export", args=[campaign.code, "csv"])).content.decode())
     assert row["note"] == NEUTRALISED and row["criterion_key"] == "overall"
 
 
@@ -71,7 +71,7 @@ def test_it_neutralises_formulas_in_the_agreement_report(client_for, admin_user)
     _rename_dimension(campaign.rubric, "overall", PAYLOAD)
     # The campaign's name rides in the provenance line's JSON: a comma in it must not open a new cell.
     Campaign.objects.filter(pk=campaign.pk).update(name="study, " + PAYLOAD)
-    url = reverse("review:agreement:download", args=[campaign.code, "csv"]) + "?bootstrap=0"
+    url = reverse("agreement:download", args=[campaign.code, "csv"]) + "?bootstrap=0"
     body = client_for(admin_user).get(url).content.decode()
     records = list(csv.reader(io.StringIO(body)))
     provenance = records[0]
@@ -92,7 +92,7 @@ def test_it_neutralises_a_formula_in_the_judge_pair_report(client_for, researche
         keys = [d["key"] for d in idea.dimensions if d.get("kind", "score") == "score"]
         make_judgment(item, idea, "anthropic:claude-x", dict.fromkeys(keys, a))
         make_judgment(item, idea, "google:gemini-x", dict.fromkeys(keys, b))
-    url = reverse("review:agreement:lab_judge_pair_download", args=["idea", "csv"])
+    url = reverse("agreement:lab_judge_pair_download", args=["idea", "csv"])
     response = computed_get(client_for(researcher), url)  # the lab computes off the request (202, then 200)
     assert response.status_code == 200
     rows = _rows(response.content.decode())

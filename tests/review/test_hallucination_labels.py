@@ -11,14 +11,14 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
+from agreement.lab.flags import fabrication_comparison, hallucination_comparison
 from judge.models import Judgment
-from review.agreement.flags import fabrication_comparison, hallucination_comparison
 from review.hallucination import import_hallucination_labels
 from review.models import HallucinationLabel
+from tests.agreement.lab.client import computed_get
 from tests.benchmark.mlrbench_data import MLRBENCH, needs_data
 from tests.judge.factories import rubric
 from tests.review.factories import make_paper
-from tests.review.lab_client import computed_get
 
 pytestmark = pytest.mark.django_db
 CSV = MLRBENCH / "human_eval" / "Hallucination Check.csv"
@@ -149,10 +149,10 @@ def test_it_compares_the_judges_flags_with_the_labels_in_the_decision_view(
     assert faked["extra"]["false_positive_rate"] == 1.0 and faked["extra"]["false_negative_rate"] == 0.5
     assert table["incorrect_citation"]["extra"]["accuracy"] == 1.0
     assert table["any"]["n"]["items"] == 4 and result["coverage"]["not_sure"] == 1
-    page = computed_get(client_for(admin_user), reverse("review:agreement:lab_hallucination")).content.decode()
+    page = computed_get(client_for(admin_user), reverse("agreement:lab_hallucination")).content.decode()
     assert "openai:gpt-4o · hallucination audit" in page and "<th>faked results</th>" in page
     data = json.loads(
-        client_for(admin_user).get(reverse("review:agreement:lab_hallucination") + "?format=json").content
+        client_for(admin_user).get(reverse("agreement:lab_hallucination") + "?format=json").content
     )
     assert data["sources"][f"{judge} · hallucination audit"]["faked_results"]["estimate"] == pytest.approx(1 / 3)
 
@@ -174,10 +174,10 @@ def test_it_gives_the_audits_precision_and_recall_against_faked_results(papers, 
     assert result["not_audited"] == 1 and len(result["papers"]) == 6
     stricter = fabrication_comparison(min_flags=2)["decision"]["extra"]
     assert (stricter["precision"], stricter["recall"]) == (pytest.approx(1 / 2), pytest.approx(1 / 3))
-    url = reverse("review:agreement:lab_fabrication") + "?min_flags=2"
+    url = reverse("agreement:lab_fabrication") + "?min_flags=2"
     page = computed_get(client_for(admin_user), url).content.decode()
     assert "2 or more of its results numbers are found nowhere" in page and "<th>precision</th>" in page
-    assert client_for(admin_user).get(reverse("review:agreement:lab_fabrication") + "?min_flags=x").status_code == 404
+    assert client_for(admin_user).get(reverse("agreement:lab_fabrication") + "?min_flags=x").status_code == 404
 
 
 @needs_data
@@ -194,7 +194,7 @@ def test_the_audit_of_a_released_paper_runs_as_a_job(tmp_path, settings, admin_u
     root = tmp_path / "agent_results" / "end2end_claude"
     shutil.copytree(MLRBENCH / "agent_results" / "end2end_claude" / "iclr2025_scope", root / "iclr2025_scope")
     import_mlr_runs(tmp_path, stdout=io.StringIO())
-    client_for(admin_user).post(reverse("review:agreement:lab_fabrication_audit"))
+    client_for(admin_user).post(reverse("agreement:lab_fabrication_audit"))
     queue = django_rq.get_queue("default")
     SimpleWorker([queue], connection=queue.connection).work(burst=True)
     from benchmark.models import Artifact

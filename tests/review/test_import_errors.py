@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from accounts.models import Profile
-from review.agreement.loaders import LoadError, load_mlrbench
+from agreement.data.loaders import LoadError, load_mlrbench
 from review.models import Assignment, Campaign, Review
 from tests.review.factories import make_paper, make_rubric
 
