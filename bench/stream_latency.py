@@ -365,14 +365,14 @@ def append_variants(*, owner, contents: list[dict[str, str]], steps: int, rounds
     cpu: dict[str, list[float]] = {label: [] for label, _ in variants}
     score = SimpleNamespace(primary=0.5, metrics={"Score": 0.5}, error="")
     for _ in range(rounds):
-        for label, write in variants:  # taking turns, so the machine's load weighs on both
-            run = make_run(owner)
-            with written_by(write):
-                for n in range(steps):
-                    scored = n % 10 == 9
+        runs = {label: make_run(owner) for label, _ in variants}
+        for n in range(steps):
+            scored = n % 10 == 9
+            for label, write in variants:  # step by step in turns, so the machine's load weighs on both
+                with written_by(write):
                     t, c = time.perf_counter(), time.process_time()
                     progress.step_append(
-                        run=run, **contents[n % len(contents)], publish=False, while_running=True,
+                        run=runs[label], **contents[n % len(contents)], publish=False, while_running=True,
                         score_kind="validate" if scored else None, score=score if scored else None,
                     )  # fmt: skip
                     wall[label].append(time.perf_counter() - t)
@@ -447,16 +447,29 @@ def main() -> None:
             print()
             print("== harness overhead per agent step (wall time minus command time; no model), real sandbox")
             from bench.support.legacy_append import legacy_write, written_by
+            from bench.support.legacy_send import legacy_group_send, sent_by
             from benchmark.runs import progress
 
-            for label, write in (("ORM", progress._write), ("hand-written SQL", legacy_write)):
-                with written_by(write):
-                    result = harness_overhead(owner=owner, steps=100)
-                if isinstance(result, str):
-                    print(f"  {result}")
-                    break
+            send = progress.group_send
+            variants = [
+                ("ORM, kept loop (now)", progress._write, send),
+                ("SQL, kept loop", legacy_write, send),
+                ("SQL, async_to_sync (before)", legacy_write, legacy_group_send),
+            ]
+            found: dict[str, tuple[list[float], list[float]]] = {}
+            for _ in range(args.rounds):  # rounds of 20 steps in turns
+                for label, write, sender in variants:
+                    with written_by(write), sent_by(sender):
+                        result = harness_overhead(owner=owner, steps=20)
+                    if isinstance(result, str):
+                        raise SystemExit(result)
+                    shell, viewer = found.get(label, ([], []))
+                    found[label] = (shell + result[0], viewer + result[1])
+            for label, result in found.items():
                 for name, values in zip(("shell command", "file viewer (open)"), result, strict=True):
-                    print(f"  {label:<17} {name:<20} p50 {ms(percentile(values, 50))}  p99 {ms(percentile(values, 99))}")
+                    print(
+                        f"  {label:<17} {name:<20} p50 {ms(percentile(values, 50))}  p99 {ms(percentile(values, 99))}"
+                    )
             return
         if args.runs:
             print(f"== fan-out, commit -> websocket receipt ({args.fanout_steps} steps per run, real daphne per relay)")
