@@ -323,11 +323,9 @@ def _write(
     """The step's writes, inside its transaction: the run's row first (a compare-and-set on its
     status when `while_running`: the UPDATE's row count says whether it was still running), then the
     step, encoded once (its stored text), and its score."""
-    rows = Run.objects.filter(pk=run.pk)
-    if while_running:
-        rows = rows.filter(status=Run.Status.RUNNING)
+    condition = {"pk": run.pk, "status": Run.Status.RUNNING} if while_running else {"pk": run.pk}
     added = {name: F(name) + value for name, value in counters.items()}
-    if not rows.update(**changes, **added) and while_running:
+    if not Run.objects.filter(**condition).update(**changes, **added) and while_running:
         raise RunNotRunning(f"run {run.code} is no longer running")
     step.wire = step_wire(step, score)
     step.save(force_insert=True)
