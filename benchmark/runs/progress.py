@@ -8,8 +8,8 @@ Encode once: a step is serialised to JSON when it is recorded and the text is st
 (`Step.wire`); the group message carries that text, every viewer's socket sends it as it is, and
 the reconnect catch-up reads it back instead of encoding the row again (issue 20).
 
-Group messages are written to Redis by the calling thread in two round trips
-(accounts.progress.group_send, shared with the other apps: channels_redis's own group_send).
+Group messages go through accounts.progress.group_send, shared with the other apps: channels_redis's
+own group_send on the process's one sending loop, which keeps its Redis connection.
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ def run_payload(run: Run) -> RunPayload:
     }
 
 
-# -- sending: from the calling thread (accounts.progress.group_send) -------------------------------
+# -- sending (accounts.progress.group_send) ---------------------------------------------------------
 
 
 def run_status_send(run: Run, *, patient: bool = False) -> None:
