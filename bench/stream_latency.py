@@ -324,6 +324,9 @@ def append_cost(*, owner, contents: list[dict[str, str]], long: int, sample: int
     }
 
 
+HARNESS_CPU: list[float] = []  # this process's CPU seconds per step of the last harness_overhead() calls
+
+
 def harness_overhead(*, owner, steps: int) -> tuple[list[float], list[float]] | str:
     """Per step: wall time minus command time, for shell steps and file-viewer steps, no model."""
     from benchmark.agent.environment import Environment
@@ -342,12 +345,13 @@ def harness_overhead(*, owner, steps: int) -> tuple[list[float], list[float]] | 
         env = Environment(session=session, evaluate=lambda split: None)
         for n in range(steps):
             action = "echo step" if n % 2 == 0 else "open train.py"
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             observation = env.execute(action)
             recorder.step(
                 decision=Decision("t\n", action), observation=observation, state=env.state.as_dict(), harness=0
             )
             wall = time.perf_counter() - t
+            HARNESS_CPU.append(time.process_time() - c)
             overheads["shell" if n % 2 == 0 else "open"].append(wall - observation.duration)
     return overheads["shell"], overheads["open"]
 
@@ -457,14 +461,21 @@ def main() -> None:
                 ("SQL, async_to_sync (before)", legacy_write, legacy_group_send),
             ]
             found: dict[str, tuple[list[float], list[float]]] = {}
+            cpu: dict[str, list[float]] = {}
             for _ in range(args.rounds):  # rounds of 20 steps in turns
                 for label, write, sender in variants:
+                    HARNESS_CPU.clear()
                     with written_by(write), sent_by(sender):
                         result = harness_overhead(owner=owner, steps=20)
                     if isinstance(result, str):
                         raise SystemExit(result)
                     shell, viewer = found.get(label, ([], []))
                     found[label] = (shell + result[0], viewer + result[1])
+                    cpu.setdefault(label, []).extend(HARNESS_CPU)
+            for label, values in cpu.items():  # all threads of this process: the sending loop's too
+                print(
+                    f"  {label:<28} CPU per step p50 {ms(percentile(values, 50))}  mean {ms(statistics.mean(values))}"
+                )
             for label, result in found.items():
                 for name, values in zip(("shell command", "file viewer (open)"), result, strict=True):
                     print(
