@@ -2,6 +2,7 @@
 
     python bench/stream_latency.py [--steps 200] [--viewers 1,50] [--long 1000]
     python bench/stream_latency.py --runs [--fanout-steps 50] [--rounds 1]
+    python bench/stream_latency.py --append-variants [--steps 200] [--rounds 5]   (DATABASE_URL: PostgreSQL)
     common: [--web-procs N (default WEB_PROCESSES)] [--viewer-procs N (default: the cores)]
 
 Starts its own Redis and a daphne process (the real ASGI app) on a throwaway SQLite database,
@@ -18,6 +19,11 @@ the real app (encode once: the step's stored JSON text is relayed as it is) and 
 relay (bench/support/legacy_stream.py, a second daphne: every consumer encodes the step dict itself), the
 two taking turns in this one run. Printed: p50/p99/max commit -> receipt latency and how many
 deliveries never arrived (each step waits at most 5 s for every viewer).
+
+`--append-variants` times the step append's database writes (no publish) through the ORM
+(benchmark.runs.progress._write: QuerySet.update with F(), save(force_insert=True)) and through the
+hand-written statements it replaced (bench/support/legacy_append.py), taking turns in one run, on
+the database DATABASE_URL names (SQLite by default); and the harness overhead through each.
 
 The server side is laid out as `make up` lays it out: WEB_PROCESSES daphne processes accepting on
 one socket, and housekeeping's checkpoint of SQLite's log every 5 s (its only sweep here). The viewers run in --viewer-procs processes of their own, each an asyncio loop of raw
@@ -318,6 +324,9 @@ def append_cost(*, owner, contents: list[dict[str, str]], long: int, sample: int
     }
 
 
+HARNESS_CPU: list[float] = []  # this process's CPU seconds per step of the last harness_overhead() calls
+
+
 def harness_overhead(*, owner, steps: int) -> tuple[list[float], list[float]] | str:
     """Per step: wall time minus command time, for shell steps and file-viewer steps, no model."""
     from benchmark.agent.environment import Environment
@@ -336,14 +345,48 @@ def harness_overhead(*, owner, steps: int) -> tuple[list[float], list[float]] | 
         env = Environment(session=session, evaluate=lambda split: None)
         for n in range(steps):
             action = "echo step" if n % 2 == 0 else "open train.py"
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             observation = env.execute(action)
             recorder.step(
                 decision=Decision("t\n", action), observation=observation, state=env.state.as_dict(), harness=0
             )
             wall = time.perf_counter() - t
+            HARNESS_CPU.append(time.process_time() - c)
             overheads["shell" if n % 2 == 0 else "open"].append(wall - observation.duration)
     return overheads["shell"], overheads["open"]
+
+
+def append_variants(*, owner, contents: list[dict[str, str]], steps: int, rounds: int) -> None:
+    """The step append's writes through the ORM and through hand-written SQL, `rounds` turns of
+    `steps` appends each (every 10th with a validate score, as the worker appends them: while_running)."""
+    from types import SimpleNamespace
+
+    from bench.support.legacy_append import legacy_write, written_by
+    from benchmark.runs import progress
+
+    variants = [("ORM (update + F(), save)", progress._write), ("hand-written SQL", legacy_write)]
+    wall: dict[str, list[float]] = {label: [] for label, _ in variants}
+    cpu: dict[str, list[float]] = {label: [] for label, _ in variants}
+    score = SimpleNamespace(primary=0.5, metrics={"Score": 0.5}, error="")
+    for _ in range(rounds):
+        runs = {label: make_run(owner) for label, _ in variants}
+        for n in range(steps):
+            scored = n % 10 == 9
+            for label, write in variants:  # step by step in turns, so the machine's load weighs on both
+                with written_by(write):
+                    t, c = time.perf_counter(), time.process_time()
+                    progress.step_append(
+                        run=runs[label], **contents[n % len(contents)], publish=False, while_running=True,
+                        score_kind="validate" if scored else None, score=score if scored else None,
+                    )  # fmt: skip
+                    wall[label].append(time.perf_counter() - t)
+                    cpu[label].append(time.process_time() - c)
+    for label, _ in variants:
+        print(
+            f"  {label:<26} wall p50 {ms(percentile(wall[label], 50)):>9}  p99 {ms(percentile(wall[label], 99)):>9}"
+            f"   CPU p50 {ms(percentile(cpu[label], 50)):>9}  mean {ms(statistics.mean(cpu[label])):>9}"
+            f"  ({len(wall[label])} appends)"
+        )
 
 
 def main() -> None:
@@ -357,8 +400,13 @@ def main() -> None:
     parser.add_argument(
         "--runs", action="store_true", help="fan-out: 200 viewers on 1 run, 500 over 20 runs, both relays"
     )
+    parser.add_argument(
+        "--append-variants", action="store_true", help="the step append's writes: ORM vs hand-written SQL, in turns"
+    )
     parser.add_argument("--fanout-steps", type=int, default=50, help="--runs: steps per run")
-    parser.add_argument("--rounds", type=int, default=1, help="--runs: times each scenario and relay is measured")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="--runs / --append-variants: times each variant is measured"
+    )
     parser.add_argument(
         "--web-procs", type=int, default=None, help="daphne processes per relay (default: WEB_PROCESSES, as make up)"
     )
@@ -371,14 +419,14 @@ def main() -> None:
     from django.conf import settings
 
     web_procs = args.web_procs or settings.WEB_PROCESSES
-    daphne = Daphnes(env, count=web_procs)
+    daphne = None if args.append_variants else Daphnes(env, count=web_procs)
     # make up's housekeeping checkpoints SQLite's log off the commits; only that sweep here (the run
     # reaper would interrupt the bench's runs, which have no worker).
     children.append(
         subprocess.Popen([sys.executable, "manage.py", "housekeeping", "--only", "checkpoint_db"], cwd=BASE, env=env,
                          stdout=subprocess.DEVNULL)
     )  # fmt: skip
-    port = daphne.port
+    port = daphne.port if daphne else 0
     try:
         from django.conf import settings
         from django.test import Client
@@ -392,10 +440,48 @@ def main() -> None:
         contents = sample_steps()
         size = statistics.mean(len(json.dumps(c)) for c in contents)
         print(f"step contents: {len(contents)} real MLGym steps, mean {size / 1024:.1f} KiB each")
-        print(f"database: SQLite (WAL) at {settings.DATABASES['default']['NAME']}; channel layer: channels_redis")
+        database = settings.DATABASES["default"]
+        print(f"database: {database['ENGINE'].rsplit('.', 1)[-1]} {database['NAME']}; channel layer: channels_redis")
         print(f"machine: {os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f}")
         print(f"daphne processes per relay: {web_procs}; viewers spread over {args.viewer_procs} processes")
         print()
+        if args.append_variants:
+            print(f"== step append's writes, no publish ({args.steps} steps x {args.rounds} rounds per variant)")
+            append_variants(owner=owner, contents=contents, steps=args.steps, rounds=args.rounds)
+            print()
+            print("== harness overhead per agent step (wall time minus command time; no model), real sandbox")
+            from bench.support.legacy_append import legacy_write, written_by
+            from bench.support.legacy_send import legacy_group_send, sent_by
+            from benchmark.runs import progress
+
+            send = progress.group_send
+            variants = [
+                ("ORM, kept loop (now)", progress._write, send),
+                ("SQL, kept loop", legacy_write, send),
+                ("SQL, async_to_sync (before)", legacy_write, legacy_group_send),
+            ]
+            found: dict[str, tuple[list[float], list[float]]] = {}
+            cpu: dict[str, list[float]] = {}
+            for _ in range(args.rounds):  # rounds of 20 steps in turns
+                for label, write, sender in variants:
+                    HARNESS_CPU.clear()
+                    with written_by(write), sent_by(sender):
+                        result = harness_overhead(owner=owner, steps=20)
+                    if isinstance(result, str):
+                        raise SystemExit(result)
+                    shell, viewer = found.get(label, ([], []))
+                    found[label] = (shell + result[0], viewer + result[1])
+                    cpu.setdefault(label, []).extend(HARNESS_CPU)
+            for label, values in cpu.items():  # all threads of this process: the sending loop's too
+                print(
+                    f"  {label:<28} CPU per step p50 {ms(percentile(values, 50))}  mean {ms(statistics.mean(values))}"
+                )
+            for label, result in found.items():
+                for name, values in zip(("shell command", "file viewer (open)"), result, strict=True):
+                    print(
+                        f"  {label:<17} {name:<20} p50 {ms(percentile(values, 50))}  p99 {ms(percentile(values, 99))}"
+                    )
+            return
         if args.runs:
             print(f"== fan-out, commit -> websocket receipt ({args.fanout_steps} steps per run, real daphne per relay)")
             fanout_report(
@@ -440,7 +526,8 @@ def main() -> None:
                     f"  {name:<20} p50 {ms(percentile(values, 50))}  p99 {ms(percentile(values, 99))}   target <= 10 ms"
                 )
     finally:
-        daphne.stop()
+        if daphne:
+            daphne.stop()
         for child in children:
             child.terminate()
 

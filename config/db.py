@@ -67,48 +67,8 @@ def reconnecting(work: Callable[[], T], *, committed: Callable[[], T | None] | N
     raise AssertionError("unreachable")
 
 
-# -- hot-path writes: the SQL built once per model, not compiled per call ------------------------
-# The ORM compiles an INSERT or an UPDATE with F() expressions on every call: 1.4 of the 2.2 ms a
-# run's step append took (issue 20, bench/stream_latency.py). These write the same values (each
-# field's pre_save and get_db_prep_save) with statements built once per model and database vendor.
-# No signals are sent: use them only for models that have none (the tests of benchmark.runs check).
+# -- review/'s draft compare-and-set with its SQL built once (issue 16); goes with review/'s last use.
 _SQL: dict[tuple[str, type[Model], str, tuple[str, ...]], str] = {}
-
-
-def _insert_fields(model: type[Model]) -> list:
-    return [f for f in model._meta.concrete_fields if not (f.primary_key and f.db_returning)]
-
-
-def insert_row(obj: Model) -> None:
-    """INSERT the new row `obj` and set its primary key, as `obj.save(force_insert=True)` would."""
-    model = type(obj)
-    fields = _insert_fields(model)
-    key = ("insert", model, connection.vendor, ())
-    sql = _SQL.get(key)
-    quote = connection.ops.quote_name
-    if sql is None:
-        columns = ", ".join(quote(f.column) for f in fields)
-        sql = f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES ({', '.join(['%s'] * len(fields))})"
-        if connection.features.can_return_columns_from_insert:
-            sql += f" RETURNING {quote(model._meta.pk.column)}"
-        _SQL[key] = sql
-    values = [f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, values)
-        if connection.features.can_return_columns_from_insert:
-            pk = cursor.fetchone()[0]
-        else:
-            pk = connection.ops.last_insert_id(cursor, model._meta.db_table, model._meta.pk.column)
-    obj.pk = pk
-    obj._state.adding = False
-    obj._state.db = connection.alias
-
-
-def update_row(model: type[Model], pk: object, *, set: dict[str, object], add: dict[str, object] | None = None) -> int:
-    """UPDATE one row: `set` columns to values, `add` values to columns (F(name) + value), as
-    `model.objects.filter(pk=pk).update(...)` would; the number of rows updated."""
-    where = f"{connection.ops.quote_name(model._meta.pk.column)} = %s"
-    return update_rows(model, where, [pk], set=set, add=add)
 
 
 def update_rows(

@@ -8,9 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any, TypedDict
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
-
+from accounts.progress import group_send
 from benchmark.models import Artifact, ResearchRun
 
 
@@ -90,7 +88,4 @@ def research_wire(kind: str, run: ResearchRun) -> str:
 
 def research_send(run: ResearchRun) -> None:
     """Publish the run's whole (small) state: five stages at most, so a viewer never needs a catch-up query."""
-    layer = get_channel_layer()
-    async_to_sync(layer.group_send)(
-        research_group(run.code), {"type": "research.update", "wire": research_wire("update", run)}
-    )
+    group_send(research_group(run.code), {"type": "research.update", "wire": research_wire("update", run)})

@@ -8,8 +8,8 @@ Encode once: a step is serialised to JSON when it is recorded and the text is st
 (`Step.wire`); the group message carries that text, every viewer's socket sends it as it is, and
 the reconnect catch-up reads it back instead of encoding the row again (issue 20).
 
-Group messages are written to Redis by the calling thread in two round trips
-(accounts.progress.group_send, shared with the other apps: channels_redis's own group_send).
+Group messages go through accounts.progress.group_send, shared with the other apps: channels_redis's
+own group_send on the process's one sending loop, which keeps its Redis connection.
 """
 
 from __future__ import annotations
@@ -21,14 +21,15 @@ import time
 from typing import Any, TypedDict
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 from redis.exceptions import RedisError
 
 from accounts.progress import group_send
 from benchmark.fields import without_nul
 from benchmark.models import Run, Score, Step, Task
-from config.db import insert_row, reconnecting, update_row, update_rows
+from config.db import reconnecting
 
 log = logging.getLogger(__name__)
 
@@ -163,7 +164,7 @@ def run_payload(run: Run) -> RunPayload:
     }
 
 
-# -- sending: from the calling thread (accounts.progress.group_send) -------------------------------
+# -- sending (accounts.progress.group_send) ---------------------------------------------------------
 
 
 def run_status_send(run: Run, *, patient: bool = False) -> None:
@@ -290,14 +291,7 @@ def step_append(
                     changes["best_attempt"] = _better(run.task, run.best_attempt, primary)
                     if score_kind == Score.Kind.SUBMIT:
                         changes["best_submission"] = primary
-            if while_running:
-                where = f"{connection.ops.quote_name('id')} = %s AND {connection.ops.quote_name('status')} = %s"
-                if not update_rows(Run, where, [run.pk, Run.Status.RUNNING], set=changes, add=counters):
-                    raise RunNotRunning(f"run {run.code} is no longer running")
-                _insert(step, score_row)
-            else:
-                _insert(step, score_row)
-                update_row(Run, run.pk, set=changes, add=counters)
+            _write(run=run, step=step, score=score_row, changes=changes, counters=counters, while_running=while_running)
         if "best_attempt" in changes:
             run.best_attempt = changes["best_attempt"]
         if "best_submission" in changes:
@@ -323,11 +317,17 @@ def step_append(
     return step
 
 
-def _insert(step: Step, score: Score | None) -> None:
-    """Encode the step once, then INSERT it with its text (and its score, if it has one), with
-    statements built once (config.db.insert_row: Step and Score have no signals)."""
+def _write(
+    *, run: Run, step: Step, score: Score | None, changes: dict[str, Any], counters: dict[str, Any], while_running: bool
+) -> None:
+    """The step's writes, inside its transaction: the run's row first (a compare-and-set on its
+    status when `while_running`: the UPDATE's row count says whether it was still running), then the
+    step, encoded once (its stored text), and its score."""
+    condition = {"pk": run.pk, "status": Run.Status.RUNNING} if while_running else {"pk": run.pk}
+    added = {name: F(name) + value for name, value in counters.items()}
+    if not Run.objects.filter(**condition).update(**changes, **added) and while_running:
+        raise RunNotRunning(f"run {run.code} is no longer running")
     step.wire = step_wire(step, score)
-    insert_row(step)
+    step.save(force_insert=True)
     if score is not None:
-        score.step_id = step.pk
-        insert_row(score)
+        score.save(force_insert=True)

@@ -9,6 +9,11 @@ on every INSERT and UPDATE). Both tokenise without stemming (FTS5 `unicode61`, P
 configuration), so a search finds the same words on both: every word of the query must occur in one
 step.
 
+PostgreSQL is queried through the ORM and django.contrib.postgres's SearchQuery. SQLite's two reads
+stay SQL, because the ORM has no words for them: FTS5's MATCH on a virtual table (no model, no
+lookup), a CROSS JOIN that fixes SQLite's join order (the FTS table first, read newest rowid first),
+and a common table expression of each run's rowid range.
+
 A search reads at most MATCH_WINDOW matching steps, newest first: a word found in most of a million
 steps answers with the runs of its most recent matches, and the list says that more runs match,
 rather than grouping every match to count them exactly.
@@ -22,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import Min, QuerySet
 from django.db.models.expressions import RawSQL
 
 # PostgreSQL: to_tsvector of a very long output would exceed the 1 MB tsvector limit and make the
@@ -98,8 +103,17 @@ class Matches:
     capped: bool
 
 
-def _postgres_match() -> str:
-    return "search_document @@ plainto_tsquery('simple', %s)"
+def _postgres_matching(terms: list[str]) -> QuerySet[Any]:
+    """Steps whose stored `search_document` matches every term, through django.contrib.postgres's
+    SearchQuery (`@@ plainto_tsquery('simple', ...)`). The column is not on the model (SQLite has none;
+    a model cannot hold a field on one database only), so the query names it in one RawSQL column."""
+    from django.contrib.postgres.search import SearchQuery, SearchVectorField
+
+    from benchmark.models import Step
+
+    document = RawSQL(f"{Step._meta.db_table}.search_document", [], output_field=SearchVectorField())
+    query = SearchQuery(" ".join(terms), config="simple", search_type="plain")
+    return Step.objects.annotate(document=document).filter(document=query).order_by()
 
 
 def recent_matches(text: str, runs: QuerySet[Any]) -> Matches | None:
@@ -111,14 +125,12 @@ def recent_matches(text: str, runs: QuerySet[Any]) -> Matches | None:
     terms = query_terms(text)
     if not terms:
         return None
-    runs_sql, runs_params = runs.order_by().values("pk").query.sql_with_params()
     if connection.vendor == "postgresql":
-        sql = (
-            f"SELECT run_id FROM benchmark_step WHERE {_postgres_match()} AND run_id IN ({runs_sql}) "
-            "ORDER BY id DESC LIMIT %s"
-        )
-        params = [" ".join(terms), *runs_params, MATCH_WINDOW + 1]
-    elif connection.vendor == "sqlite":
+        steps = _postgres_matching(terms).filter(run__in=runs.order_by().values("pk")).order_by("-id")
+        hits = list(steps.values_list("run_id", flat=True)[: MATCH_WINDOW + 1])
+        return Matches(run_ids=list(dict.fromkeys(hits[:MATCH_WINDOW])), capped=len(hits) > MATCH_WINDOW)
+    runs_sql, runs_params = runs.order_by().values("pk").query.sql_with_params()
+    if connection.vendor == "sqlite":
         # The FTS table drives (CROSS JOIN keeps SQLite from starting at the steps table) in
         # descending rowid order, each hit joined back to its step by primary key.
         sql = (
@@ -141,23 +153,19 @@ def first_match_indexes(text: str, run_ids: list[int]) -> dict[int, int]:
     if not terms or not run_ids:
         return {}
     if connection.vendor == "postgresql":
-        sql = (
-            f'SELECT run_id, MIN("index") FROM benchmark_step WHERE run_id = ANY(%s) AND {_postgres_match()} '
-            "GROUP BY run_id"
-        )
-        params: list[Any] = [run_ids, " ".join(terms)]
-    else:
-        # Per run of the page, one read of the FTS index over that run's range of step ids (a rowid
-        # range FTS5 seeks to): probing the index once per step would cost a seek into the whole
-        # match list of a common word for each of the page's thousands of steps.
-        sql = (
-            "WITH page(run_id, lo, hi) AS (SELECT run_id, MIN(id), MAX(id) FROM benchmark_step "
-            "WHERE run_id IN (SELECT value FROM json_each(%s)) GROUP BY run_id) "
-            f'SELECT page.run_id, MIN(s."index") FROM page CROSS JOIN {FTS_TABLE} CROSS JOIN benchmark_step s '
-            f"WHERE {FTS_TABLE} MATCH %s AND {FTS_TABLE}.rowid BETWEEN page.lo AND page.hi "
-            f"AND s.id = {FTS_TABLE}.rowid AND s.run_id = page.run_id GROUP BY page.run_id"
-        )
-        params = [json.dumps(run_ids), _fts5_query(terms)]
+        firsts = _postgres_matching(terms).filter(run_id__in=run_ids).values("run_id").annotate(first=Min("index"))
+        return {row["run_id"]: row["first"] for row in firsts}
+    # Per run of the page, one read of the FTS index over that run's range of step ids (a rowid
+    # range FTS5 seeks to): probing the index once per step would cost a seek into the whole
+    # match list of a common word for each of the page's thousands of steps.
+    sql = (
+        "WITH page(run_id, lo, hi) AS (SELECT run_id, MIN(id), MAX(id) FROM benchmark_step "
+        "WHERE run_id IN (SELECT value FROM json_each(%s)) GROUP BY run_id) "
+        f'SELECT page.run_id, MIN(s."index") FROM page CROSS JOIN {FTS_TABLE} CROSS JOIN benchmark_step s '
+        f"WHERE {FTS_TABLE} MATCH %s AND {FTS_TABLE}.rowid BETWEEN page.lo AND page.hi "
+        f"AND s.id = {FTS_TABLE}.rowid AND s.run_id = page.run_id GROUP BY page.run_id"
+    )
+    params = [json.dumps(run_ids), _fts5_query(terms)]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return dict(cursor.fetchall())
