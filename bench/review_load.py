@@ -73,7 +73,8 @@ def seed(n_reviewers: int) -> dict:
     from benchmark.models import Artifact, ResearchRun, Task
     from benchmark.research.files import file_store
     from judge.models import Rubric
-    from review.services import campaign_assign, campaign_create
+    from review.assignment.services import campaign_assign
+    from review.campaigns.services import campaign_create
 
     dims = [
         {"key": k, "name": k.title(), "questions": [f"How is the {k}?"], "min": 1, "max": 10, "kind": "score",

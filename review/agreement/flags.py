@@ -22,7 +22,7 @@ import numpy as np
 from benchmark.models import Artifact
 from benchmark.research.fabrication import stored_audit
 from judge.models import Judgment
-from review.hallucination import missing_rows
+from review.io.hallucination import missing_rows
 from review.models import HallucinationLabel
 
 from .decision import decision

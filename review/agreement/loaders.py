@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from review.csvfile import CsvFileError, read_csv
+from review.io.csvfile import CsvFileError, read_csv
 
 from .data import AgreementData, Fault
 

@@ -10,14 +10,14 @@ MLGym's "(Current Step: N, Remaining Steps: N)"), a tool-output format (MLGym's
 it, keeps the tells (MOST of one system's items, at most ALMOST_NONE of every other system's), and
 stores them on the campaign with what was done to each:
 
-- a file or folder: hidden from the reviewers (`blinding.supplementary_files` leaves it out, so it
+- a file or folder: hidden from the reviewers (`blinded.supplementary_files` leaves it out, so it
   is neither listed nor served); "never shown" when the allow-list already keeps it out;
 - a fixed line (paper text, a step's thought, action or output) or a tool-output header: cut from
   the reviewers' copy;
 - a path style: rewritten to the neutral WORKDIR;
 - a step's action (a fixed line, its command word): nothing can hide it without hiding what the agent
   did: unresolved, and
-  the campaign is not opened while one remains unless the admin accepts it (review.control).
+  the campaign is not opened while one remains unless the admin accepts it (review.control.services).
 
 Features are normalised before counting (system names scrubbed, digits as N, whitespace folded), so
 "review_hallucination_claude-3-7-sonnet-20250219.json" and "..._gemini-2.5-pro-preview.json" are one
@@ -36,7 +36,7 @@ from typing import Any
 from django.utils import timezone
 
 from benchmark.models import Artifact, Step
-from review import blinding, supplementary
+from review.blinding import scrubbing, supplementary
 
 RULES_VERSION = 1  # bump when features or actions change: a stored check by older rules is stale
 MOST = 0.6  # share of one system's items that makes a feature systematic
@@ -71,7 +71,7 @@ ACTIONS = {
 
 def normalise(text: str, names: list[str] | tuple[str, ...]) -> str:
     """A feature's comparable form: names scrubbed, digits as N, whitespace folded."""
-    return _DIGITS.sub("N", " ".join(blinding.scrub(text, names).split()))
+    return _DIGITS.sub("N", " ".join(scrubbing.scrub(text, names).split()))
 
 
 def file_keys(rel: str, names: list[str] | tuple[str, ...]) -> set[str]:
@@ -135,7 +135,7 @@ def item_features(item: Any, names: list[str]) -> tuple[set[str], set[str]]:
         for rel in source.files or []:
             keys = file_keys(rel, names)
             found |= keys
-            if PurePosixPath(rel).suffix.lower() in blinding.TEXT_EXTENSIONS and supplementary.file_kind(
+            if PurePosixPath(rel).suffix.lower() in scrubbing.TEXT_EXTENSIONS and supplementary.file_kind(
                 str(source.code), rel
             ):
                 shown |= keys
@@ -181,7 +181,7 @@ def campaign_check_tells(*, campaign: Any) -> dict[str, Any]:
     listed: set[str] = set()
     for item in items:
         item.campaign = campaign
-        features, shown = item_features(item, names or blinding.item_system_names(item))
+        features, shown = item_features(item, names or scrubbing.item_system_names(item))
         carried.append((item.system, features))
         listed |= shown
     tells = []
@@ -189,7 +189,7 @@ def campaign_check_tells(*, campaign: Any) -> dict[str, Any]:
         kind = tell["key"].split(":", 1)[0]
         action = ACTIONS[kind]
         if kind in ("file", "folder") and tell["key"] not in listed:
-            action = "never shown"  # not on the allow-list (review.supplementary): no reviewer gets it anyway
+            action = "never shown"  # not on the allow-list (review.blinding.supplementary): no reviewer gets it anyway
         tells.append({**tell, "kind": kind, "shown": _shown(tell["key"]), "action": action})
     systems: dict[str, int] = defaultdict(int)
     for system, _ in carried:

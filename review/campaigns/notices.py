@@ -8,9 +8,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.cache import add_never_cache_headers
 
-from review.control import REMIND_EVERY, RemindResult
-from review.services import AssignResult
-from review.setup import InviteOutcome
+from review.assignment.services import AssignResult
+from review.campaigns.setup import InviteOutcome
+from review.control.services import REMIND_EVERY, RemindResult
 
 
 def assign_problems(request: HttpRequest, result: AssignResult) -> None:

@@ -23,16 +23,9 @@ from accounts.services import (
     mail_configured,
 )
 from benchmark.models import Artifact
+from review.assignment.services import AssignmentError, AssignResult, _plan, campaign_assign
+from review.campaigns.services import campaign_add_items, campaign_add_reviewers, campaign_add_runs
 from review.models import Campaign, CampaignReviewer
-from review.services import (
-    AssignmentError,
-    AssignResult,
-    _plan,
-    campaign_add_items,
-    campaign_add_reviewers,
-    campaign_add_runs,
-    campaign_assign,
-)
 
 MAX_INVITES = 200  # one paste; more is a mistake or belongs in a script
 _SPLIT = re.compile(r"[,;\s]+")

@@ -15,8 +15,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from review.assignment.services import campaign_assign
 from review.models import Assignment, Campaign, ItemReport
-from review.services import campaign_assign
 
 
 class ReportRefused(ValueError):

@@ -35,10 +35,10 @@ from django.utils import timezone
 
 from accounts.models import Invitation
 from accounts.services import InvitationIssued, mail_configured
-from review import tells
+from review.assignment.services import campaign_assign
+from review.blinding import tells
+from review.campaigns.setup import member_invitation_resend
 from review.models import Assignment, Campaign, CampaignStatusChange, ItemReport, ReviewerReminder
-from review.services import campaign_assign
-from review.setup import member_invitation_resend
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def campaign_close(*, campaign: Campaign, by: Any) -> Campaign:
 
 def campaign_open(*, campaign: Campaign, by: Any, accept_tells: bool = False) -> Campaign:
     """Open a draft campaign to its reviewers (its assignments are made as before: plan, then assign).
-    Refused while the campaign's tell check (review.tells) is stale or finds tells that cannot be
+    Refused while the campaign's tell check (review.blinding.tells) is stale or finds tells that cannot be
     hidden, unless the admin accepts them (`accept_tells`: the campaign page lists what is accepted)."""
     problem = tells.open_problems(campaign)
     if problem and not accept_tells:

@@ -1,14 +1,13 @@
-"""Control-room actions of a campaign (review.control): close, reopen, remind reviewers, resolve
-problem reports, ask the judge to judge a trajectory campaign's runs. Admins only, POST only; each
-redirects back to the campaign page with what it did, except reminders without a mail server: their
-answer is the uncached page of what would have been sent."""
+"""Control-room actions of a campaign (review.control.services): open (gated by its check for
+systematic tells, review.blinding.tells), close, reopen, remind reviewers, resolve problem reports.
+Admins only, POST only; each redirects back to the campaign page with what it did, except reminders
+without a mail server: their answer is the uncached page of what would have been sent."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -17,10 +16,13 @@ from django.views.decorators.http import require_POST
 
 from accounts.roles import ADMIN, role_required
 from judge.forms import JudgeModelsForm
-from review.control import (
+from review.campaigns.notices import report_reminders
+from review.control.reports import ReportRefused, report_resolve
+from review.control.services import (
     REMIND_EVERY,
     ControlRefused,
     campaign_close,
+    campaign_open,
     campaign_reopen,
     open_reports,
     open_work,
@@ -28,9 +30,7 @@ from review.control import (
     status_history,
 )
 from review.models import Campaign, ItemReport
-from review.notices import report_reminders
-from review.reports import ReportRefused, report_resolve
-from review.trajectory_judging import campaign_judge_trajectories, campaign_judgment_summary
+from review.trajectory.judging import campaign_judgment_summary
 
 
 def control_context(campaign: Campaign, user: Any) -> dict[str, Any]:
@@ -118,45 +118,14 @@ def report_resolve_view(request: HttpRequest, code: str, report_id: int) -> Http
 
 @require_POST
 @role_required(ADMIN)
-def campaign_judge_view(request: HttpRequest, code: str) -> HttpResponse:
-    """Queue the judge's judgments of the campaign's runs (review.trajectory_judging) with the chosen models."""
-    campaign = get_object_or_404(Campaign.objects.select_related("rubric"), code=code)
-    back = redirect(f"{reverse('review:campaign_detail', args=[campaign.code])}#judging")
-    if not campaign.is_trajectory:
-        messages.error(
-            request, f"Nothing queued: {campaign} reviews {campaign.get_stage_display()} items, not trajectories."
-        )
-        return back
-    form = JudgeModelsForm(request.POST, user=request.user)
-    if not form.has_judges:
-        messages.error(
-            request,
-            "Nothing queued: no model endpoint is configured for you; an admin registers one on the Endpoints page.",
-        )
-        return back
-    if not form.is_valid():
-        problems = [
-            f"{form.fields[f].label}: {' '.join(e)}" if f in form.fields else " ".join(e)
-            for f, e in form.errors.items()
-        ]
-        messages.error(request, "Nothing queued: " + "; ".join(problems))
-        return back
+def campaign_open_view(request: HttpRequest, code: str) -> HttpResponse:
+    """Open the draft campaign; refused while tells remain that cannot be hidden, unless accepted."""
+    campaign = get_object_or_404(Campaign, code=code)
+    accept = request.POST.get("accept_tells") == "1"
     try:
-        result = campaign_judge_trajectories(
-            campaign=campaign, judge_models=form.cleaned_data["models"], requested_by=request.user
-        )
-    except ValidationError as exc:
-        messages.error(request, f"Nothing queued: {' '.join(exc.messages)}.")
-        return back
-    judges = ", ".join(f"{name} on {endpoint.name}" for endpoint, name in form.cleaned_data["models"])
-    retried = f", {result.retried} of them after an earlier failure" if result.retried else ""
-    messages.success(
-        request, f"{len(result.queued)} judgment(s) queued for {result.runs} run(s) with {judges}{retried}."
-    )
-    if result.judged or result.pending:
-        messages.info(
-            request, f"Not asked again: {result.judged} already judged, {result.pending} still queued or running."
-        )
-    for item_code, why in result.refused:
-        messages.error(request, f"Item {item_code} not queued: {why}")
-    return back
+        campaign_open(campaign=campaign, by=request.user, accept_tells=accept)
+    except ControlRefused as exc:
+        messages.error(request, f"Not opened: {exc}.")
+        return redirect(f"{reverse('review:campaign_detail', args=[campaign.code])}#tells")
+    messages.success(request, "Campaign opened: its reviewers see their assigned items.")
+    return redirect("review:campaign_detail", campaign.code)

@@ -7,9 +7,9 @@ import json
 from typing import Any
 
 from benchmark.csv_tables import CsvWriter
-from review.forms import score_dimensions
 from review.models import Campaign, Review
-from review.trajectory import step_tags_text
+from review.reviewing.forms import score_dimensions
+from review.trajectory.steps import step_tags_text
 
 
 def _reviews(campaign: Campaign, include_drafts: bool) -> Any:

@@ -21,10 +21,10 @@ from accounts.roles import REVIEWER
 from accounts.services import roles_ensure
 from benchmark.models import Artifact, ResearchRun
 from judge.models import Rubric
-from review.csvfile import CsvFileError, read_csv
-from review.forms import score_dimensions
+from review.campaigns.services import campaign_add_items
+from review.io.csvfile import CsvFileError, read_csv
 from review.models import Assignment, Campaign, CampaignItem, CampaignReviewer, CampaignStatusChange, Review
-from review.services import campaign_add_items
+from review.reviewing.forms import score_dimensions
 
 KEY_COLUMNS = ("reviewer_id", "model_name", "workshop_name")
 REVIEWER_PREFIX = "mlrbench-reviewer-"

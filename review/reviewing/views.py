@@ -29,24 +29,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.roles import REVIEWER, is_researcher, role_required
 from benchmark.models import Artifact
 from config.db import select_joined
-from review import blinding, trajectory
-from review.campaign_views import (  # noqa: F401  (re-exported for urls.py)
-    assignment_reassign_view,
-    campaign_assign_view,
-    campaign_create,
-    campaign_detail,
-    campaign_export,
-    campaign_list,
-    campaign_reblind_view,
-    campaign_reclaim_view,
-    conflict_add_view,
-)
-from review.control import last_closes
-from review.eligibility import campaign_agent_run_ids, campaign_run_ids, identifying_reason
-from review.forms import ReviewForm, draft_to_form_data, score_dimensions
+from review.assignment.eligibility import campaign_agent_run_ids, campaign_run_ids, identifying_reason
+from review.blinding import blinded, scrubbing
+from review.blinding.responses import file_response
+from review.control.reports import ReportRefused, report_problem
+from review.control.services import last_closes
 from review.models import Assignment, Campaign, ItemReport, Review
-from review.reports import ReportRefused, report_problem
-from review.services import (
+from review.reviewing.forms import ReviewForm, draft_to_form_data, score_dimensions
+from review.reviewing.services import (
     CLOSED_MESSAGE,
     CampaignClosed,
     ReviewLocked,
@@ -54,6 +44,7 @@ from review.services import (
     review_save_draft,
     review_submit,
 )
+from review.trajectory import steps
 
 MAX_DRAFT_BYTES = 200_000
 # Far below the column's 2**31 - 1, so that the form save's and the submit's "stored + 1" always fit.
@@ -99,7 +90,7 @@ def _my_assignment(request: HttpRequest, code: str, *, page: bool = True) -> Ass
     if not found:
         raise Http404("No such assignment.")
     assignment = found[0]
-    if is_researcher(request.user):  # a role added after the assignment was made (review.eligibility)
+    if is_researcher(request.user):  # a role added after the assignment was made (review.assignment.eligibility)
         reason = identifying_reason(
             request.user, campaign_run_ids(assignment.campaign), campaign_agent_run_ids(assignment.campaign)
         )
@@ -129,7 +120,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         # Only the head of each text (its title), not the papers nor their stored renders.
         .defer("item__rendered_html", "item__blinding_changes", "campaign__import_faults", "campaign__tells")
         .annotate(
-            text_head=Substr("item__artifact__content", 1, blinding.TITLE_PREFIX),
+            text_head=Substr("item__artifact__content", 1, blinded.TITLE_PREFIX),
             task_title=F("item__run__task__title"),
         )
         # Within a campaign, the reviewer's keyed shuffle (review.queue_order), never the creation
@@ -139,11 +130,11 @@ def queue(request: HttpRequest) -> HttpResponse:
     campaigns: dict[int, dict] = {}
     for a in assignments:
         a.item.campaign = a.campaign  # the names to scrub are the campaign's
-        names = blinding.item_system_names(a.item)
+        names = scrubbing.item_system_names(a.item)
         if a.item.run_id:  # a trajectory: the task is shared by every system's run, so it is no tell
-            a.title = "Agent trajectory: " + blinding.scrub(a.task_title or "", names)
+            a.title = "Agent trajectory: " + scrubbing.scrub(a.task_title or "", names)
         else:
-            a.title = blinding.item_title(a.text_head, names) or "Untitled item"
+            a.title = blinded.item_title(a.text_head, names) or "Untitled item"
         group = campaigns.setdefault(a.campaign_id, {"campaign": a.campaign, "todo": [], "done": []})
         group["done" if a.status == Assignment.Status.SUBMITTED else "todo"].append(a)
     groups = list(campaigns.values())
@@ -161,11 +152,11 @@ def queue(request: HttpRequest) -> HttpResponse:
 
 
 def _supplementary(assignment: Assignment) -> list[tuple[Artifact, str]]:
-    return blinding.supplementary_files(assignment.item)
+    return blinded.supplementary_files(assignment.item)
 
 
 def _supp_id(assignment: Assignment, artifact: Artifact, rel: str) -> str:
-    return blinding.figure_id(assignment.code, f"supplementary:{artifact.pk}:{rel}")
+    return blinded.figure_id(assignment.code, f"supplementary:{artifact.pk}:{rel}")
 
 
 @never_cache
@@ -204,20 +195,20 @@ def _render_item(
         try:
             tags = _posted_tags(request, assignment) if posted else (review.step_tags if review else [])
         except ValueError:  # shown again as posted, with the error above the form
-            tags = trajectory.step_tags_as_posted(request.POST)
-        trajectory_view = trajectory.trajectory_context(assignment.item, tags)
+            tags = steps.step_tags_as_posted(request.POST)
+        trajectory_view = steps.trajectory_context(assignment.item, tags)
         paper_html = ""
     else:
         base = reverse("review:figure", args=[assignment.code, "x"])[:-1]
-        template, used = blinding.item_render(assignment.item)
-        paper_html = blinding.with_figure_urls(template, used, assignment_code=assignment.code, base_url=base)
+        template, used = blinded.item_render(assignment.item)
+        paper_html = blinded.with_figure_urls(template, used, assignment_code=assignment.code, base_url=base)
     supplementary = []
     if campaign.show_supplementary:
-        names = blinding.item_system_names(assignment.item)
+        names = scrubbing.item_system_names(assignment.item)
         for sup_artifact, rel in _supplementary(assignment):
             supplementary.append(
                 {
-                    "label": blinding.scrub(rel, names),
+                    "label": scrubbing.scrub(rel, names),
                     "url": reverse(
                         "review:supplementary", args=[assignment.code, _supp_id(assignment, sup_artifact, rel)]
                     ),
@@ -303,7 +294,7 @@ def _posted_tags(request: HttpRequest, assignment: Assignment) -> list[dict] | N
     """The step tags of a posted form (trajectory items; None for papers). ValueError when invalid."""
     if not assignment.item.run_id:
         return None
-    return trajectory.step_tags_from_post(request.POST, assignment.item.run.step_count)
+    return steps.step_tags_from_post(request.POST, assignment.item.run.step_count)
 
 
 def _save_draft_form(request: HttpRequest, assignment: Assignment, review: Review | None) -> HttpResponse:
@@ -354,7 +345,7 @@ def draft(request: HttpRequest, code: str) -> JsonResponse:
         data = draft_to_form_data(payload)
         tags = None
         if assignment.item.run_id:
-            tags = trajectory.clean_step_tags(payload.get("step_tags"), assignment.item.run.step_count)
+            tags = steps.clean_step_tags(payload.get("step_tags"), assignment.item.run.step_count)
         elif payload.get("step_tags"):
             raise ValueError("step_tags: this item is not a trajectory")
     except (ValueError, json.JSONDecodeError) as exc:
@@ -442,15 +433,6 @@ def report(request: HttpRequest, code: str) -> HttpResponse:
     return redirect("review:item", assignment.code)
 
 
-def _file_response(data: bytes, content_type: str) -> HttpResponse:
-    # Built by hand, not FileResponse: that one would name the stored file in Content-Disposition.
-    response = HttpResponse(data, content_type=content_type)
-    response["Cache-Control"] = "private, max-age=3600"
-    response["X-Content-Type-Options"] = "nosniff"
-    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
-    return response
-
-
 @require_GET
 @role_required(REVIEWER)
 def figure(request: HttpRequest, code: str, fid: str) -> HttpResponse:
@@ -458,14 +440,14 @@ def figure(request: HttpRequest, code: str, fid: str) -> HttpResponse:
     artifact = assignment.item.artifact
     if artifact is None:  # a trajectory has no figures
         raise Http404("No such figure.")
-    rel = blinding.find_file(
-        files=artifact.files or [], assignment_code=assignment.code, fid=fid, extensions=blinding.IMAGE_EXTENSIONS
+    rel = blinded.find_file(
+        files=artifact.files or [], assignment_code=assignment.code, fid=fid, extensions=blinded.IMAGE_EXTENSIONS
     )
-    data = blinding.read_stored(str(artifact.code), rel) if rel else None
+    data = blinded.read_stored(str(artifact.code), rel) if rel else None
     if data is None:
         raise Http404("No such figure.")
     content_type = mimetypes.guess_type(rel)[0] or "application/octet-stream"
-    return _file_response(data, content_type)
+    return file_response(data, content_type)
 
 
 @require_GET
@@ -476,11 +458,11 @@ def supplementary(request: HttpRequest, code: str, fid: str) -> HttpResponse:
         raise Http404("No supplementary material in this campaign.")
     for artifact, rel in _supplementary(assignment):
         if _supp_id(assignment, artifact, rel) == fid:
-            data = blinding.read_stored(str(artifact.code), rel)
+            data = blinded.read_stored(str(artifact.code), rel)
             if data is None:
                 break
             text = data.decode("utf-8", errors="replace")
-            names = blinding.item_system_names(assignment.item)
-            shown = blinding.blind_file(rel, text, names, blinding.quoted_chatter(assignment.item.artifact))
-            return _file_response(shown.encode(), "text/plain; charset=utf-8")
+            names = scrubbing.item_system_names(assignment.item)
+            shown = blinded.blind_file(rel, text, names, blinded.quoted_chatter(assignment.item.artifact))
+            return file_response(shown.encode(), "text/plain; charset=utf-8")
     raise Http404("No such file.")

@@ -18,7 +18,7 @@ from typing import Any
 from django.db import models
 
 from benchmark.models import Run, Score, Step
-from review import blinding, tells
+from review.blinding import blinded, scrubbing, tells
 
 FIELD_MAX = 20_000  # characters of one step's thought, action or output shown; a cut is said in the page
 HIDDEN_ID = "[id]"
@@ -66,10 +66,10 @@ def _hide_ids(text: str, ids: list[str]) -> str:
 
 
 def blind_text(text: str, names: list[str], ids: list[str], rules: dict[str, set[str]] | None = None) -> str:
-    """One field of a step as a reviewer reads it: the campaign's tells cut or rewritten (review.tells),
+    """One field of a step as a reviewer reads it: the campaign's tells cut or rewritten (review.blinding.tells),
     identifiers replaced, names scrubbed, costs hidden."""
     text = tells.apply_text(text or "", rules, names) if rules else text or ""
-    return blinding.scrub_supplementary(_hide_ids(text, ids), names)
+    return blinded.scrub_supplementary(_hide_ids(text, ids), names)
 
 
 def _cut(text: str) -> tuple[str, int]:
@@ -81,7 +81,7 @@ def _cut(text: str) -> tuple[str, int]:
 def blinded_steps(item: Any) -> list[dict[str, Any]]:
     """The item's run, step by step, as the reviewer sees it (item: a trajectory CampaignItem)."""
     run = item.run
-    names = blinding.item_system_names(item)
+    names = scrubbing.item_system_names(item)
     ids = run_identifiers(run)
     rules = tells.text_rules(item.campaign)
     scores: dict[int, list[dict[str, Any]]] = {}
@@ -111,7 +111,7 @@ def blinded_steps(item: Any) -> list[dict[str, Any]]:
 def trajectory_task(item: Any) -> dict[str, str]:
     """The task the agent worked on (shared by every system's run, so not a tell), blinded all the same."""
     task = item.run.task
-    names = blinding.item_system_names(item)
+    names = scrubbing.item_system_names(item)
     ids = run_identifiers(item.run)
     return {"title": blind_text(task.title, names, ids), "description": blind_text(task.description, names, ids)}
 

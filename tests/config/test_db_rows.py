@@ -98,7 +98,8 @@ PAGE = ("campaign__rubric", "item__artifact__research_run", "item__run__agent")
 
 
 def _paper_and_trajectory_assignments(reviewer):  # type: ignore[no-untyped-def]
-    from review.services import campaign_assign, campaign_create
+    from review.assignment.services import campaign_assign
+    from review.campaigns.services import campaign_create
     from tests.review.factories import make_paper, make_rubric
     from tests.review.trajectory_factories import trajectory_campaign
 

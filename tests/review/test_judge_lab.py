@@ -16,8 +16,8 @@ from judge.experiments import experiment_start, judge_config_create
 from judge.models import JudgeExperiment, Judgment, RubricPolicy
 from judge.rubrics import rubric_create_version
 from review.agreement.lab import comparison_create, experiment_report, gold_set_from_campaign
+from review.campaigns.services import campaign_add_items
 from review.models import Assignment, Campaign, JudgeComparison, Review
-from review.services import campaign_add_items
 from tests.judge.factories import valid_reply
 from tests.review.factories import END_TO_END_DIMENSIONS, make_paper, make_reviewer, make_rubric
 from tests.review.lab_client import computed_get

@@ -9,15 +9,9 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from review.assignment.services import AssignmentError, assignment_reassign, campaign_assign, campaign_reclaim
+from review.campaigns.services import campaign_create, conflict_add
 from review.models import Assignment, Campaign
-from review.services import (
-    AssignmentError,
-    assignment_reassign,
-    campaign_assign,
-    campaign_create,
-    campaign_reclaim,
-    conflict_add,
-)
 from tests.review.factories import make_paper, make_reviewer, make_rubric
 
 pytestmark = pytest.mark.django_db

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from review.assignment.services import campaign_assign
+from review.campaigns.services import campaign_create
 from review.models import Assignment
-from review.services import campaign_assign, campaign_create
 from tests.processes import SHELL, process_database
 from tests.review.factories import make_paper, make_reviewer, make_rubric
 
@@ -64,7 +65,7 @@ def test_it_never_double_assigns_when_threads_assign_at_once() -> None:
 
 SEED = """
 from tests.review.factories import make_paper, make_reviewer, make_rubric
-from review.services import campaign_create
+from review.campaigns.services import campaign_create
 papers = [make_paper() for _ in range(30)]
 reviewers = [make_reviewer(f"p{i}") for i in range(7)]
 campaign_create(name="race", rubric=make_rubric(), artifacts=papers, reviewers=reviewers, reviewers_per_item=3)
@@ -73,7 +74,7 @@ campaign_create(name="race", rubric=make_rubric(), artifacts=papers, reviewers=r
 WORKER = """
 import os, time
 from review.models import Campaign
-from review.services import campaign_assign
+from review.assignment.services import campaign_assign
 start = float(os.environ["ASSIGN_START"])
 time.sleep(max(0.0, start - time.time()))
 print(campaign_assign(campaign=Campaign.objects.get(name="race")).created)

@@ -8,8 +8,9 @@ from django.urls import reverse
 from accounts.roles import ADMIN, RESEARCHER, REVIEWER
 from accounts.services import roles_grant
 from benchmark.models import ResearchRun
+from review.assignment.services import AssignmentError, assignment_reassign, campaign_assign
+from review.campaigns.services import campaign_create
 from review.models import Assignment, Campaign, CampaignReviewer
-from review.services import AssignmentError, assignment_reassign, campaign_assign, campaign_create
 from tests.benchmark.runs_support import make_run
 from tests.review.factories import make_paper, make_reviewer, make_rubric
 

@@ -14,12 +14,13 @@ from django.db import IntegrityError, connection
 from django.db.migrations.executor import MigrationExecutor
 from django.urls import reverse
 
+from review.assignment.services import assignment_reassign, campaign_assign
+from review.campaigns.services import campaign_create
+from review.campaigns.setup import campaign_grow
 from review.models import Assignment, Campaign
 from review.queue_order import new_queue_secret, queue_key
-from review.services import assignment_reassign, campaign_assign, campaign_create
-from review.setup import campaign_grow
 from tests.review.factories import full_review_post, make_paper, make_reviewer, make_rubric
-from tests.review.test_import_export import HUMAN, _import, _released_papers
+from tests.review.io.test_import_export import HUMAN, _import, _released_papers
 
 pytestmark = pytest.mark.django_db
 

@@ -10,9 +10,11 @@ from django.urls import reverse
 
 from benchmark.models import Artifact
 from judge.models import Judgment
-from review import blinding
+from review.assignment.services import campaign_assign
+from review.blinding import blinded, scrubbing
+from review.campaigns.services import campaign_create
 from review.models import Assignment, Review
-from review.services import campaign_assign, campaign_create, review_save_draft
+from review.reviewing.services import review_save_draft
 from tests.review.factories import PNG, make_paper, make_reviewer, make_rubric
 
 pytestmark = pytest.mark.django_db
@@ -100,7 +102,7 @@ def test_it_serves_figures_only_through_opaque_per_assignment_urls(client_for, r
     headers = json.dumps(dict(r.headers))
     _assert_blind(headers, setup)
     # The other reviewer's figure id for the same file is different, and useless to me.
-    theirs = blinding.figure_id(setup["theirs"].code, "results/claude_run_loss.png")
+    theirs = blinded.figure_id(setup["theirs"].code, "results/claude_run_loss.png")
     assert theirs not in srcs[0]
     assert c.get(f"/review/a/{setup['mine'].code}/f/{theirs}").status_code == 404
     assert c.get(f"/review/a/{setup['theirs'].code}/f/{theirs}").status_code == 404
@@ -151,14 +153,14 @@ def test_it_does_not_show_another_reviewers_submitted_review(client_for, reviewe
 
 
 def test_it_scrubs_versioned_and_family_spellings_of_the_system() -> None:
-    names = blinding.system_names("anthropic:claude-3-7-sonnet")
+    names = scrubbing.system_names("anthropic:claude-3-7-sonnet")
     text = "Claude, claude-3.7, Anthropic's CLAUDE-3-7-SONNET-20250219 and gemini-2.5"
-    assert blinding.scrub(text, names) == "[system], [system], [system]'s [system] and gemini-2.5"
-    assert blinding.scrub("o4-mini and GPT-4o-mini", blinding.system_names("o4-mini")) == "[system] and GPT-4o-mini"
+    assert scrubbing.scrub(text, names) == "[system], [system], [system]'s [system] and gemini-2.5"
+    assert scrubbing.scrub("o4-mini and GPT-4o-mini", scrubbing.system_names("o4-mini")) == "[system] and GPT-4o-mini"
 
 
 def test_it_renders_math_without_mangling_it() -> None:
-    html = blinding.render_markdown("Let $a_i * b_i$ and\n\n$$x_{1} * y_{2}$$", image_url=lambda s: None)
+    html = blinded.render_markdown("Let $a_i * b_i$ and\n\n$$x_{1} * y_{2}$$", image_url=lambda s: None)
     assert '<span class="math inline">$a_i * b_i$</span>' in html
     assert '<span class="math display">$$x_{1} * y_{2}$$</span>' in html
 

@@ -10,13 +10,14 @@ from django.urls import reverse
 
 from benchmark.markdown import markdown_html
 from judge.prompts import prompt_render
-from review import blinding
-from review.chatter import strip_chatter
+from review.assignment.services import campaign_assign
+from review.blinding import blinded, scrubbing
+from review.blinding.chatter import strip_chatter
+from review.campaigns.services import campaign_create
 from review.models import Assignment
-from review.services import campaign_assign, campaign_create
 from tests.review.factories import PNG, make_paper, make_rubric
 
-NAMES = blinding.system_names("anthropic:claude-3-7-sonnet", "gemini", "gpt-4o", "openai:o4-mini")
+NAMES = scrubbing.system_names("anthropic:claude-3-7-sonnet", "gemini", "gpt-4o", "openai:o4-mini")
 
 
 @pytest.mark.parametrize(
@@ -33,13 +34,13 @@ NAMES = blinding.system_names("anthropic:claude-3-7-sonnet", "gemini", "gpt-4o",
     ],
 )
 def test_it_scrubs_system_names_inside_identifiers(text, shown) -> None:
-    assert blinding.scrub(text, NAMES) == shown
+    assert scrubbing.scrub(text, NAMES) == shown
 
 
 @pytest.mark.parametrize("text", ["Claudette wrote", "a Bombardier jet", "distilgpt2", "Geminids", "Corpus opus"])
 def test_it_leaves_words_that_merely_contain_a_name(text) -> None:
     expected = text.replace("opus", "[system]")  # "opus" alone is a family name; inside "Corpus" it stays
-    assert blinding.scrub(text, NAMES) == expected
+    assert scrubbing.scrub(text, NAMES) == expected
 
 
 @pytest.mark.parametrize(
@@ -82,7 +83,7 @@ def test_it_leaves_paper_text_alone(text) -> None:
 
 def test_it_cannot_be_made_to_duplicate_or_delete_formulas_by_spelled_placeholders() -> None:
     text = "Real $a+b$. Spoofs: MATHPLACEHOLDER0X, REFEREEMATH0Q, REFEREEMATH7Q, MATH0000000000000000N0X.\n"
-    for rendered in (blinding.render_markdown(text, image_url=lambda s: None), str(markdown_html(text))):
+    for rendered in (blinded.render_markdown(text, image_url=lambda s: None), str(markdown_html(text))):
         assert rendered.count("a+b") == 1
         for spoof in ("MATHPLACEHOLDER0X", "REFEREEMATH0Q", "REFEREEMATH7Q", "MATH0000000000000000N0X"):
             assert spoof in rendered

@@ -16,9 +16,10 @@ from django.urls import reverse
 
 from benchmark.models import Artifact, ResearchRun
 from benchmark.research.files import file_store
-from review import blinding, supplementary
+from review.assignment.services import campaign_assign
+from review.blinding import blinded, supplementary
+from review.campaigns.services import campaign_create
 from review.models import Assignment
-from review.services import campaign_assign, campaign_create
 from tests.review.factories import make_paper, make_rubric
 
 pytestmark = pytest.mark.django_db
@@ -84,12 +85,12 @@ def test_it_lists_the_experiments_code_results_and_trace_and_no_judge_output(cli
 def test_it_serves_no_judge_output_even_by_a_guessed_url(client_for, reviewer, item_with_verdicts, rel):
     """The id a listing would have given: the serving view refuses it, as it refuses any unlisted file."""
     assignment, experiment = item_with_verdicts["assignment"], item_with_verdicts["experiment"]
-    fid = blinding.figure_id(assignment.code, f"supplementary:{experiment.pk}:{rel}")
+    fid = blinded.figure_id(assignment.code, f"supplementary:{experiment.pk}:{rel}")
     r = client_for(reviewer).get(reverse("review:supplementary", args=[assignment.code, fid]))
     assert r.status_code == 404
     assert VERDICT not in r.content.decode() and "JUDGE-SAYS" not in r.content.decode()
     # The same URL of an allowed file is served: the 404 is the allow-list's, not a wrong id.
-    ok = blinding.figure_id(assignment.code, f"supplementary:{experiment.pk}:results/results.md")
+    ok = blinded.figure_id(assignment.code, f"supplementary:{experiment.pk}:results/results.md")
     assert client_for(reviewer).get(reverse("review:supplementary", args=[assignment.code, ok])).status_code == 200
 
 
@@ -175,13 +176,13 @@ def test_it_keeps_the_released_hallucination_verdicts_from_the_o4_mini_reviewers
     client = client_for(reviewer)
     for assignment in Assignment.objects.filter(item__artifact__research_run__backbone="o4-mini"):
         assignment.item.campaign = campaign
-        listed = blinding.supplementary_files(assignment.item)
+        listed = blinded.supplementary_files(assignment.item)
         assert listed and not any("hallucination" in rel for _, rel in listed)
         html = client.get(reverse("review:item", args=[assignment.code])).content.decode()
         assert "review_hallucination" not in html
         for artifact, rel in verdicts:
             if artifact.research_run_id == assignment.item.artifact.research_run_id:
-                fid = blinding.figure_id(assignment.code, f"supplementary:{artifact.pk}:{rel}")
+                fid = blinded.figure_id(assignment.code, f"supplementary:{artifact.pk}:{rel}")
                 assert client.get(reverse("review:supplementary", args=[assignment.code, fid])).status_code == 404
     campaign.refresh_from_db()
     tell = next(t for t in campaign.tells["tells"] if t["key"] == "file:review_hallucination_[system].json")

@@ -11,9 +11,10 @@ from django.urls import reverse
 
 from benchmark.models import Artifact, Step
 from benchmark.research.files import file_store
-from review import blinding, tells
+from review.assignment.services import campaign_assign
+from review.blinding import blinded, scrubbing, tells
+from review.campaigns.services import campaign_create
 from review.models import TRAJECTORY, Assignment, Campaign, CampaignStatusChange
-from review.services import campaign_assign, campaign_create
 from tests.review.factories import make_paper, make_rubric
 from tests.review.trajectory_factories import make_run, trajectory_rubric
 
@@ -60,7 +61,7 @@ def test_it_finds_nothing_with_one_system() -> None:
 
 
 def test_it_normalises_the_system_specific_parts_of_a_feature() -> None:
-    names = blinding.system_names("claude-3-7-sonnet-20250219", "gemini-2.5-pro-preview", "o4-mini")
+    names = scrubbing.system_names("claude-3-7-sonnet-20250219", "gemini-2.5-pro-preview", "o4-mini")
     claude = tells.file_keys("review_hallucination_claude-3-7-sonnet-20250219.json", names)
     gemini = tells.file_keys("review_hallucination_gemini-2.5-pro-preview.json", names)
     assert claude == gemini == {"file:review_hallucination_[system].json"}
@@ -138,7 +139,7 @@ def test_it_hides_a_tell_file_and_cuts_a_tell_line_from_the_reviewers_copy(
         assert "run_summary" not in html and "automated lab pipeline" not in html
         assert "results/results.md" in html and "results/common.csv" in html
         experiment = Artifact.objects.get(research_run=assignment.item.artifact.research_run, stage="experiment")
-        fid = blinding.figure_id(assignment.code, f"supplementary:{experiment.pk}:results/run_summary.txt")
+        fid = blinded.figure_id(assignment.code, f"supplementary:{experiment.pk}:results/run_summary.txt")
         assert c.get(reverse("review:supplementary", args=[assignment.code, fid])).status_code == 404
     # The stored paper, which the judge reads, keeps its line.
     assert all(SIGN in a.content for a in Artifact.objects.filter(stage="paper", research_run__backbone="claude"))

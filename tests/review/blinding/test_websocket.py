@@ -14,8 +14,10 @@ from asgiref.sync import sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
+from review.assignment.services import campaign_assign
+from review.campaigns.services import campaign_create
 from review.models import Assignment
-from review.services import campaign_assign, campaign_create, review_save_draft, review_submit
+from review.reviewing.services import review_save_draft, review_submit
 from tests.review.factories import make_paper, make_rubric
 
 pytestmark = pytest.mark.django_db(transaction=True)

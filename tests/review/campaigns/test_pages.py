@@ -11,8 +11,10 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from review.assignment.services import campaign_assign
+from review.campaigns.services import campaign_create
 from review.models import Assignment, Campaign
-from review.services import campaign_assign, campaign_create, review_submit
+from review.reviewing.services import review_submit
 from tests.review.factories import make_paper, make_reviewer, make_rubric
 
 pytestmark = pytest.mark.django_db

@@ -13,9 +13,10 @@ from django.urls import reverse
 
 from accounts.models import Invitation
 from benchmark.models import Artifact
-from review import blinding
+from review.assignment.services import campaign_assign
+from review.blinding import blinded, scrubbing
+from review.campaigns.services import campaign_create
 from review.models import Assignment, Campaign
-from review.services import campaign_assign, campaign_create
 from tests.review.factories import make_paper, make_reviewer, make_rubric
 
 pytestmark = pytest.mark.django_db
@@ -106,7 +107,7 @@ def test_it_previews_an_item_blinded_as_its_reviewers_see_it(client_for, admin_u
     html = r.content.decode()
     assert r.status_code == 200 and "Preview as a reviewer" in html and "Clarity" in html
     paper = html.split('aria-label="The item under review"', 1)[1].split("</article>", 1)[0]
-    assert "qwen" not in paper.lower() and blinding.SCRUBBED in paper
+    assert "qwen" not in paper.lower() and scrubbing.SCRUBBED in paper
     src = re.search(r'<img[^>]+src="([^"]+)"', paper).group(1)
     figure = c.get(src)
     assert figure.status_code == 200 and figure["Content-Type"] == "image/png"
@@ -241,7 +242,7 @@ def test_it_invites_from_the_create_form(client_for, admin_user) -> None:
 
 def _setup_urls(campaign: Campaign, invitation: Invitation) -> list[tuple[str, str]]:
     code, icode = campaign.code, campaign.items.first().code
-    fid = blinding.figure_id(f"preview:{code}:{icode}", "results/fig_loss.png")
+    fid = blinded.figure_id(f"preview:{code}:{icode}", "results/fig_loss.png")
     return [
         ("get", reverse("review:campaign_plan", args=[code])),
         ("get", reverse("review:item_preview", args=[code, icode])),
@@ -258,7 +259,7 @@ def _setup_urls(campaign: Campaign, invitation: Invitation) -> list[tuple[str, s
 
 @pytest.fixture
 def invited(admin_user, empty_campaign) -> Invitation:
-    from review.setup import InviteLine, reviewers_invite
+    from review.campaigns.setup import InviteLine, reviewers_invite
 
     reviewers_invite(lines=[InviteLine("fy@uni.edu", [])], campaign=empty_campaign, by=admin_user)
     return Invitation.objects.get(email="fy@uni.edu")
@@ -305,7 +306,7 @@ def test_it_matches_and_shows_the_expertise_an_account_gained_after_joining(
     Profile.objects.filter(user=late).update(expertise=["graphs"])  # e.g. set when they accepted an invitation
     html = client_for(admin_user).get(reverse("review:campaign_detail", args=[empty_campaign.code])).content.decode()
     assert "graphs" in html.split('id="reviewer-load"', 1)[1].split("</table>", 1)[0]
-    from review.services import _plan
+    from review.assignment.services import _plan
 
     item = empty_campaign.items.first()
     item.tags = ["graphs"]

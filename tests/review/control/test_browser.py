@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 from django.urls import get_resolver
 
+from review.assignment.services import campaign_assign
+from review.campaigns.services import campaign_create
 from review.models import Assignment, Campaign, Review
-from review.services import campaign_assign, campaign_create
 from tests.review.factories import make_paper, make_rubric
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -12,10 +12,12 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from review.control import REMIND_EVERY, campaign_close, reminders_send
+from review.assignment.services import campaign_assign
+from review.campaigns.services import campaign_create
+from review.control.reports import report_problem
+from review.control.services import REMIND_EVERY, campaign_close, reminders_send
 from review.models import Assignment, Campaign, CampaignStatusChange, ItemReport, Review, ReviewerReminder
-from review.reports import report_problem
-from review.services import ReviewLocked, campaign_assign, campaign_create, review_save_draft
+from review.reviewing.services import ReviewLocked, review_save_draft
 from tests.review.factories import full_review_post, make_paper, make_reviewer, make_rubric
 
 pytestmark = pytest.mark.django_db

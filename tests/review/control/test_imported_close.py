@@ -12,7 +12,7 @@ from django.apps import apps
 from django.core.management import call_command
 from django.utils import timezone
 
-from review.control import campaign_close, campaign_reopen
+from review.control.services import campaign_close, campaign_reopen
 from review.models import Assignment, Campaign, CampaignStatusChange
 from tests.review.factories import make_paper, make_rubric
 

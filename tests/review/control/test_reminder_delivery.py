@@ -18,8 +18,9 @@ from django.utils import timezone
 
 from accounts.models import Invitation
 from accounts.services import invitation_accept, invitation_revoke
+from review.assignment.services import campaign_assign
+from review.campaigns.services import campaign_create
 from review.models import Assignment, Campaign, ReviewerReminder
-from review.services import campaign_assign, campaign_create
 from tests.review.factories import make_paper, make_rubric
 
 pytestmark = pytest.mark.django_db

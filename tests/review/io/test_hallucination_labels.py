@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from judge.models import Judgment
 from review.agreement.flags import fabrication_comparison, hallucination_comparison
-from review.hallucination import import_hallucination_labels
+from review.io.hallucination import import_hallucination_labels
 from review.models import HallucinationLabel
 from tests.benchmark.mlrbench_data import MLRBENCH, needs_data
 from tests.judge.factories import rubric

@@ -88,7 +88,7 @@ def test_it_reports_bad_numbers_per_cell_and_keeps_the_valid_ones(tmp_path, pape
 
 
 def test_it_rolls_back_everything_when_the_import_fails_midway(tmp_path, monkeypatch, papers) -> None:
-    from review import importers
+    from review.io import importers
 
     path = tmp_path / "reviews.csv"
     path.write_text(HEADER + "r1,claude,iclr2025_a,7,7,7,7,7\nr2,gemini,iclr2025_b,6,6,6,6,6\n")

@@ -22,8 +22,9 @@ from django.test import Client
 
 from benchmark.models import Artifact, ResearchRun
 from judge.models import Judgment
+from review.assignment.services import campaign_assign
+from review.campaigns.services import campaign_create
 from review.models import Assignment
-from review.services import campaign_assign, campaign_create
 from tests.review.factories import make_reviewer
 
 MLRBENCH = Path(settings.MLRBENCH_DIR or Path(settings.BASE_DIR).parent / "shared" / "mlrbench")

@@ -12,9 +12,11 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
+from review.assignment.services import campaign_assign
+from review.campaigns.services import campaign_create
+from review.control.reports import ReportRefused, report_problem, report_resolve
 from review.models import Assignment, Campaign, ItemReport, Review
-from review.reports import ReportRefused, report_problem, report_resolve
-from review.services import campaign_assign, campaign_create, review_submit
+from review.reviewing.services import review_submit
 from tests.review.factories import full_review_post, make_paper, make_reviewer, make_rubric
 
 pytestmark = pytest.mark.django_db
@@ -218,7 +220,7 @@ NAMES = ("claude", "gemini")
     ],
 )  # fmt: skip
 def test_it_takes_the_title_from_a_label_or_the_first_real_heading(head, title) -> None:
-    from review.blinding import item_title
+    from review.blinding.blinded import item_title
 
     assert item_title(head, NAMES) == title
 
@@ -230,7 +232,8 @@ MLRBENCH_RESULTS = (
 
 @pytest.mark.shared_data(MLRBENCH_RESULTS)
 def test_it_finds_a_blinded_title_for_every_released_paper() -> None:
-    from review.blinding import TITLE_PREFIX, item_title, system_names
+    from review.blinding.blinded import TITLE_PREFIX, item_title
+    from review.blinding.scrubbing import system_names
 
     names = system_names("claude", "gemini", "o4-mini", "Claude Code")
     papers = sorted(MLRBENCH_RESULTS.glob("*/*/results/paper.md"))

@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 
 from judge.models import Rubric
+from review.assignment.services import campaign_assign
+from review.campaigns.services import campaign_create
 from review.models import Assignment, ItemReport, Review
-from review.services import campaign_assign, campaign_create
 from tests.review.factories import make_paper
-from tests.review.test_browser import _login
+from tests.review.reviewing.test_browser import _login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -7,8 +7,9 @@ import json
 import pytest
 from django.urls import reverse
 
+from review.assignment.services import campaign_assign
+from review.campaigns.services import campaign_create
 from review.models import Assignment, Campaign, Review
-from review.services import campaign_assign, campaign_create
 from tests.review.factories import full_review_post, make_paper, make_reviewer, make_rubric
 
 pytestmark = pytest.mark.django_db

@@ -7,9 +7,10 @@ import json
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from review import blinding
+from review.assignment.services import campaign_assign
+from review.blinding import blinded
+from review.campaigns.services import campaign_create
 from review.models import Assignment, Campaign
-from review.services import campaign_assign, campaign_create
 from tests.review.factories import make_paper, make_reviewer, make_rubric
 
 pytestmark = pytest.mark.django_db
@@ -28,7 +29,7 @@ def world(reviewer):
 
 
 def _reviewer_urls(a: Assignment) -> dict[str, str]:
-    fig = blinding.figure_id(a.code, "results/fig_loss.png")
+    fig = blinded.figure_id(a.code, "results/fig_loss.png")
     return {
         "item": reverse("review:item", args=[a.code]),
         "figure": reverse("review:figure", args=[a.code, fig]),

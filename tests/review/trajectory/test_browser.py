@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from review.models import Assignment, Review
-from tests.review.test_browser import _login, _wait_saved
+from tests.review.reviewing.test_browser import _login, _wait_saved
 from tests.review.trajectory_factories import trajectory_campaign, trajectory_rubric
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -1,5 +1,5 @@
 """The control room's "Judge the trajectories": an admin queues the judge's judgments of a trajectory
-campaign's runs under its rubric with chosen model endpoints (review.trajectory_judging, the same
+campaign's runs under its rubric with chosen model endpoints (review.trajectory.judging, the same
 service as `manage.py judge_trajectories`). Real client, DB and Redis; providers faked at the HTTP
 transport only."""
 
@@ -12,7 +12,7 @@ from django.urls import reverse
 from benchmark.models import ModelEndpoint, Run
 from judge.jobs import run_judgment
 from judge.models import Judgment
-from review.services import campaign_create
+from review.campaigns.services import campaign_create
 from tests.judge.factories import valid_reply
 from tests.review.factories import make_paper, make_rubric
 from tests.review.trajectory_factories import make_run, trajectory_campaign, trajectory_rubric

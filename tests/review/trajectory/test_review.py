@@ -17,9 +17,10 @@ from django.urls import reverse
 from accounts.roles import REVIEWER
 from benchmark.models import Run
 from judge.models import Judgment
-from review.exports import reviews_csv, reviews_json
+from review.assignment.services import AssignmentError, campaign_assign
+from review.campaigns.services import campaign_add_reviewers, campaign_create
+from review.io.exports import reviews_csv, reviews_json
 from review.models import TRAJECTORY, Assignment, Campaign, CampaignItem, Review
-from review.services import AssignmentError, campaign_add_reviewers, campaign_assign, campaign_create
 from tests.review.factories import make_paper, make_rubric
 from tests.review.trajectory_factories import (
     full_trajectory_post,

@@ -6,7 +6,7 @@
   humps and snake_case parts, with a version glued on (AnthropicClient, OpenAIHypothesisGenerator,
   claude_client, gpt4o_results).
 - The model's preamble and sign-off around the paper (and around prose supplementary files) are
-  cut from the reviewer's copy (review.chatter); the stored artifact is never changed.
+  cut from the reviewer's copy (review.blinding.chatter); the stored artifact is never changed.
 - Every change (cut, scrub, hidden cost) is listed per item for the admin (`item_changes`, stored
   with the render on the campaign item and shown on the campaign page).
 - Image links are rewritten to the assignment's own URL with an HMAC figure id: the stored
@@ -29,7 +29,6 @@ import secrets
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import PurePosixPath
-from typing import Any
 
 import nh3
 from django.conf import settings
@@ -37,25 +36,11 @@ from markdown_it import MarkdownIt
 
 from benchmark.models import Artifact
 from benchmark.research import files as artifact_files
-from review.chatter import strip_chatter
+from review.blinding import supplementary, tells
+from review.blinding.chatter import strip_chatter
+from review.blinding.scrubbing import SCRUBBED, TEXT_EXTENSIONS, item_system_names, name_pattern, scrub
 
-SCRUBBED = "[system]"
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp"}
-TEXT_EXTENSIONS = {".py", ".md", ".txt", ".json", ".yaml", ".yml", ".sh", ".cfg", ".toml", ".csv", ".log", ".ipynb"}
-# Model families: a backbone "claude-3-7-sonnet" also scrubs the bare "Claude", "anthropic" and so on.
-FAMILIES = {
-    "claude": ("claude", "anthropic", "sonnet", "opus", "haiku"),
-    "gemini": ("gemini", "bard"),
-    "gpt": ("gpt", "openai", "chatgpt"),
-    "o1": ("openai",),
-    "o3": ("openai",),
-    "o4": ("openai",),
-    "llama": ("llama", "meta-llama"),
-    "qwen": ("qwen",),
-    "deepseek": ("deepseek",),
-    "mistral": ("mistral", "mixtral"),
-}
-
 ALLOWED_TAGS = {
     "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "em", "strong", "del", "s", "code", "pre",
     "blockquote", "ul", "ol", "li", "table", "thead", "tbody", "tr", "th", "td", "a", "img", "span",
@@ -70,59 +55,6 @@ ALLOWED_ATTRIBUTES = {
     "th": {"align"},
     "td": {"align"},
 }
-
-
-def system_names(*labels: str) -> list[str]:
-    """Every spelling of the systems behind an item that must not be shown: longest first."""
-    names: set[str] = set()
-    for label in labels:
-        label = (label or "").strip()
-        if not label:
-            continue
-        names.add(label)
-        if ":" in label:
-            provider, _, model = label.partition(":")
-            names.update({provider, model})
-        for name in list(names):
-            head = re.split(r"[-_.:/ ]", name.lower(), maxsplit=1)[0]
-            names.update(FAMILIES.get(head, ()))
-    return sorted((n for n in names if len(n) >= 2), key=len, reverse=True)
-
-
-# Where a name may start: not inside another word, but after an escape such as "\\n" in JSON
-# traces ("\\nclaude_code/"), or at a CamelCase hump inside an identifier (myClaude, LLMClaude).
-_START = (
-    r"(?:(?<![A-Za-z0-9])"
-    r"|(?<=\\[ntr])"
-    r"|(?<=[a-z0-9])(?=[A-Z])"
-    r"|(?<=[A-Z])(?=[A-Z][a-z]))"
-)
-# Then a version glued to it (gpt4o, claude3), any separated suffix (claude-3-7-sonnet, claude_client,
-# gemini-2.5-pro, claude-3.7), and the end of the word, a CamelCase hump or the next capital
-# (AnthropicClient, OpenAIHypothesisGenerator, OpenAILLM).
-_TAIL = (
-    r"(?:[0-9]+(?:\.[0-9]+)*[A-Za-z]?)?"
-    r"(?:[-_][A-Za-z0-9]+|\.[0-9][A-Za-z0-9]*)*"  # a dot only before a version: client.send stays
-    r"(?:(?![A-Za-z0-9])"
-    r"|(?<=[a-z0-9])(?=[A-Z])"
-    r"|(?<=[A-Z])(?=[A-Z]))"  # OpenAIHypothesis, OpenAILLM, GEMINIAPI
-)
-
-
-@lru_cache(maxsize=256)
-def _pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
-    if not names:
-        return None
-    alternatives = "|".join(re.escape(n) for n in names)
-    # Most positions fail on their first character: test it before the boundary alternatives.
-    first = "".join(sorted({re.escape(c) for n in names for c in (n[0].lower(), n[0].upper())}))
-    # Case-insensitive for the names only: the hump tests around them must see the real case.
-    return re.compile(rf"(?=[{first}]){_START}(?i:{alternatives}){_TAIL}")
-
-
-def scrub(text: str, names: list[str] | tuple[str, ...]) -> str:
-    pattern = _pattern(tuple(names))
-    return pattern.sub(SCRUBBED, text) if pattern else text
 
 
 def figure_id(assignment_code: str, relpath: str) -> str:
@@ -227,54 +159,6 @@ def normalise_src(src: str) -> str:
 # ---------------------------------------------------------------- an item as a reviewer sees it
 
 
-def artifact_labels(artifact: Artifact) -> list[str]:
-    """Raw labels of everything that produced an artifact: backbone, models in the run settings,
-    the experiment's coding agent (e.g. "Claude Code" in the released runs), the agent config."""
-    run = artifact.research_run
-    labels = [run.backbone]
-    for key, value in (run.settings or {}).items():
-        if "model" in key.lower() and isinstance(value, str):
-            labels.append(value)
-    experiment = Artifact.objects.filter(research_run_id=run.pk, stage=Artifact.Stage.EXPERIMENT).only("data").first()
-    if experiment and isinstance((experiment.data or {}).get("agent"), str):
-        labels.append(experiment.data["agent"])
-    if artifact.experiment_run_id:
-        agent = artifact.experiment_run.agent
-        labels += [agent.model, agent.name, artifact.experiment_run.method]
-    return [label for label in labels if label]
-
-
-def run_labels(run: Any) -> list[str]:
-    """Raw labels of what made an agent run (a trajectory item): its agent config, model, method,
-    endpoint, and the model named in imported metadata."""
-    agent = run.agent
-    labels = [agent.name, agent.model, run.method, str((agent.extra or {}).get("agent_config") or "")]
-    if agent.endpoint_id:
-        labels.append(agent.endpoint.name)
-    imported = (run.params or {}).get("import") or {}
-    if isinstance(imported, dict) and isinstance(imported.get("model"), str):
-        labels.append(imported["model"])
-    folder = (run.params or {}).get("mlgym_folder")
-    if isinstance(folder, str) and folder:
-        # MLGym's method field ("metagen-claude-35-sonnet-new") and its agent prefix ("metagen").
-        method = folder.split("__")[0]
-        labels += [method, method.split("-")[0]]
-    return [label for label in labels if label]
-
-
-def item_system_names(item) -> list[str]:  # item: review.models.CampaignItem
-    """Every name scrubbed from an item: those of every system in its campaign, not only its own.
-
-    Scrubbing only the item's own system would itself be a tell: a fixed sentence that names
-    several models ("GPT-4o-mini, o4-mini or Claude") would lose a different word in each system's items.
-    """
-    names = set(item.campaign.blind_names or [])
-    if not names:  # a campaign from before blind_names, or one still being built
-        labels = run_labels(item.run) if item.run_id else artifact_labels(item.artifact)
-        names = set(system_names(*labels))
-    return sorted(names, key=lambda n: (-len(n), n))
-
-
 _FIG = "REVIEWFIGURE{}X"
 RENDERER_VERSION = "5"  # bump when rendering, scrubbing or cutting changes: stored renders are then redone
 
@@ -299,7 +183,7 @@ def render_blinded(text: str, files: tuple[str, ...], names: tuple[str, ...]) ->
             used.append(rel)
         return _FIG.format(used.index(rel))
 
-    # The model's preamble and sign-off go (review.chatter); then scrub the rendered HTML, not the
+    # The model's preamble and sign-off go (review.blinding.chatter); then scrub the rendered HTML, not the
     # source: image paths must still match the stored files, and their placeholders carry no name.
     copy = strip_chatter(text).text
     return scrub(render_markdown(copy, image_url=url), names), tuple(used)
@@ -310,9 +194,7 @@ RENDER_CACHE = True  # the benchmark switches this off to measure rendering on e
 
 
 def reviewer_text(item, names: list[str]) -> str:  # item: review.models.CampaignItem
-    """The item's text before rendering: less the fixed lines its campaign cuts as tells (review.tells)."""
-    from review import tells  # tells builds on this module
-
+    """The item's text before rendering: less the fixed lines its campaign cuts as tells (review.blinding.tells)."""
     return tells.apply_text(item.artifact.content, tells.text_rules(item.campaign), names)
 
 
@@ -351,7 +233,7 @@ def item_title(text_head: str, names: list[str] | tuple[str, ...]) -> str:
     """The blinded title of an item for the reviewer's queue, "" when none is found: a labelled
     "Title: ..." line, else the first heading that is not a section name ("1. Title and Abstract"),
     markup stripped and system names scrubbed like the body. Chatter is never a title: it is
-    neither labelled nor a heading (review.chatter)."""
+    neither labelled nor a heading (review.blinding.chatter)."""
     lines = (text_head or "").splitlines()
     for n, line in enumerate(lines):
         label = _TITLE_LABEL.match(line)
@@ -493,7 +375,7 @@ def text_changes(text: str, names: list[str], *, prose: bool, costs: bool, quote
             found = re.finditer(re.escape(spelling), text)
             changes += _grouped("quoted-chatter", found, text, first_line, lambda m: "", expand=False)
             text = text.replace(spelling, "")
-    pattern = _pattern(tuple(names))
+    pattern = name_pattern(tuple(names))
     if pattern is not None:
         changes += _grouped("scrub", pattern.finditer(text), text, first_line, lambda m: SCRUBBED)
     if costs:
@@ -504,8 +386,8 @@ def text_changes(text: str, names: list[str], *, prose: bool, costs: bool, quote
 
 def supplementary_files(item) -> list[tuple[Artifact, str]]:  # item: review.models.CampaignItem
     """(artifact, relpath) of the files a reviewer may open, the item's and its run's experiment
-    stage's: only the kinds on the allow-list (review.supplementary: never a judge's or a reviewer's
-    output), less the files the campaign hides as a tell of their system (review.tells). The item
+    stage's: only the kinds on the allow-list (review.blinding.supplementary: never a judge's or a reviewer's
+    output), less the files the campaign hides as a tell of their system (review.blinding.tells). The item
     page lists exactly these, and the serving view serves nothing else."""
     return [(artifact, rel) for artifact, rel, why in item_files(item) if not why]
 
@@ -513,8 +395,6 @@ def supplementary_files(item) -> list[tuple[Artifact, str]]:  # item: review.mod
 def item_files(item) -> list[tuple[Artifact, str, str]]:  # item: review.models.CampaignItem
     """Every stored non-image file of the item and its run's experiment stage, with why a reviewer
     does not get it ("" when they do): not on the allow-list, a judge's output, a tell of its system."""
-    from review import supplementary, tells  # they read stored files and campaign tells; blinding is below them
-
     if not item.artifact_id:  # a trajectory item: its steps are the material
         return []
     item_artifact = item.artifact
@@ -537,7 +417,7 @@ def item_files(item) -> list[tuple[Artifact, str, str]]:  # item: review.models.
             why = "" if suffix in TEXT_EXTENSIONS else "not on the allow-list"
             why = why or supplementary.why_withheld(str(artifact.code), rel)
             if not why and hidden and tells.file_keys(rel, names) & hidden:
-                why = "a tell of its system (review.tells)"
+                why = "a tell of its system (review.blinding.tells)"
             out.append((artifact, rel, why))
     return out
 
