@@ -8,9 +8,9 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import Exists
 from django.utils import timezone
 
-from config.db import update_rows
 from review.models import Assignment, Campaign, Review
 
 
@@ -49,13 +49,6 @@ class DraftSaved:
     saved_at: Any
 
 
-# The draft's compare-and-set, with the SQL built once (config.db.update_rows; issue 16).
-_NEWER_DRAFT = (
-    "assignment_id = %s AND status = %s AND revision < %s"
-    f" AND EXISTS (SELECT 1 FROM {Campaign._meta.db_table} c WHERE c.id = %s AND c.status = %s)"
-)
-
-
 def review_save_draft(
     *, assignment: Assignment, scores: dict, confidence: int | None, revision: int, step_tags: list | None = None
 ) -> DraftSaved:
@@ -76,16 +69,14 @@ def review_save_draft(
         or now - assignment.last_activity >= ACTIVITY_GRANULARITY
     )
     with transaction.atomic() if touch else nullcontext():
-        # The campaign's status is checked again in the same statement: a save in flight when the
-        # campaign closes (the check above passed) is refused, not stored.
-        updated = update_rows(
-            Review,
-            _NEWER_DRAFT,
-            [assignment.pk, str(Review.Status.DRAFT), revision, assignment.campaign_id, str(Campaign.Status.OPEN)],
-            set={"scores": scores, "confidence": confidence, "revision": revision, "updated_at": now, **extra},
-        )
+        # The compare-and-set: one UPDATE whose WHERE holds the revision and, again, the campaign's
+        # status: a save in flight when the campaign closes (the check above passed) is refused, not stored.
+        campaign_open = Campaign.objects.filter(pk=assignment.campaign_id, status=Campaign.Status.OPEN)
+        updated = Review.objects.filter(
+            Exists(campaign_open), assignment_id=assignment.pk, status=Review.Status.DRAFT, revision__lt=revision
+        ).update(scores=scores, confidence=confidence, revision=revision, updated_at=now, **extra)
         if not updated:
-            if not Campaign.objects.filter(pk=assignment.campaign_id, status=Campaign.Status.OPEN).exists():
+            if not campaign_open.exists():
                 raise CampaignClosed(CLOSED_MESSAGE)
             current = Review.objects.filter(assignment=assignment).values_list("status", "revision").first()
             if current is None:

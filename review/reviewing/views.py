@@ -1,8 +1,8 @@
-"""Reviewer pages (queue, blinded item, autosave, submit, figures) and admin campaign pages.
+"""Reviewer pages: queue, blinded item, autosave, submit, problem report, figures and supplementary files.
 
-Reviewer views find the assignment by (code, request.user): another reviewer's code, a
-reclaimed one or one of a draft campaign is a 404, indistinguishable from a code that never
-existed. Admin views are in campaign_views.py.
+Reviewer views find the assignment by (code, request.user) (review.reviewing.selectors): another
+reviewer's code, a reclaimed one or one of a draft campaign is a 404, indistinguishable from a code
+that never existed. The admin's campaign pages are in review.campaigns.views.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import F
-from django.db.models.functions import Substr
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.template import TemplateDoesNotExist
@@ -28,7 +26,6 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.roles import REVIEWER, is_researcher, role_required
 from benchmark.models import Artifact
-from config.db import select_joined
 from review.assignment.eligibility import campaign_agent_run_ids, campaign_run_ids, identifying_reason
 from review.blinding import blinded, scrubbing
 from review.blinding.responses import file_response
@@ -36,6 +33,7 @@ from review.control.reports import ReportRefused, report_problem
 from review.control.services import last_closes
 from review.models import Assignment, Campaign, ItemReport, Review
 from review.reviewing.forms import ReviewForm, draft_to_form_data, score_dimensions
+from review.reviewing.selectors import assignment_review, reviewer_assignment, reviewer_queue
 from review.reviewing.services import (
     CLOSED_MESSAGE,
     CampaignClosed,
@@ -61,48 +59,20 @@ def _shared_markdown_partial() -> bool:
     return True
 
 
-# The request user's live assignment by its code, in a campaign reviewers may see. Built once
-# (config.db.select_joined): compiling it per request was most of the item page's and the
-# autosave's CPU at 100 reviewers (issue 16, bench/review_load.py).
-_MINE = (
-    "{root}.code = %s AND {root}.reviewer_id = %s"
-    f" AND {{root}}.status IN ({', '.join(['%s'] * len(Assignment.LIVE))}) AND {{campaign}}.status IN (%s, %s)"
-)
-_PAGE_RELATED = ("campaign__rubric", "item__artifact__research_run", "item__run__agent")
-_SAVE_RELATED = ("campaign__rubric", "item")
-_SAVE_DEFERRED = (
-    *(f"item__{f}" for f in ("tags", "rendered_html", "rendered_figures", "rendered_key", "blinding_changes")),
-    "campaign__import_faults",
-    "campaign__blind_names",
-    "campaign__tells",
-)
-
-
 def _my_assignment(request: HttpRequest, code: str, *, page: bool = True) -> Assignment:
     """The request user's live assignment `code` (404 otherwise). `page=False` (the autosave) loads
     only the assignment, its campaign and rubric and the item's keys: not the paper, its stored render
     nor the run, which the save never reads (half the cost of the request at 100 reviewers)."""
-    params = [code, request.user.pk, *map(str, Assignment.LIVE), str(Campaign.Status.OPEN), str(Campaign.Status.CLOSED)]
-    if page:
-        found = select_joined(Assignment, _MINE, params, related=_PAGE_RELATED)
-    else:
-        found = select_joined(Assignment, _MINE, params, related=_SAVE_RELATED, defer=_SAVE_DEFERRED)
-    if not found:
+    assignment = reviewer_assignment(reviewer=request.user, code=code, page=page)
+    if assignment is None:
         raise Http404("No such assignment.")
-    assignment = found[0]
     if is_researcher(request.user):  # a role added after the assignment was made (review.assignment.eligibility)
         reason = identifying_reason(
             request.user, campaign_run_ids(assignment.campaign), campaign_agent_run_ids(assignment.campaign)
         )
         if reason:
             raise PermissionDenied(f"{reason}: an account that can see runs or judgments cannot review this campaign.")
-    assignment.item.campaign = assignment.campaign  # already loaded; the render needs the campaign's names
     return assignment
-
-
-def _review_of(assignment: Assignment) -> Review | None:
-    found = select_joined(Review, "{root}.assignment_id = %s", [assignment.pk])
-    return found[0] if found else None
 
 
 @require_GET
@@ -110,23 +80,7 @@ def _review_of(assignment: Assignment) -> Review | None:
 def queue(request: HttpRequest) -> HttpResponse:
     """The reviewer's day: per campaign "N of M done" and its deadline, each item under its blinded
     title, and the next open item one click away."""
-    assignments = list(
-        Assignment.objects.filter(
-            reviewer=request.user,
-            status__in=Assignment.LIVE,
-            campaign__status__in=[Campaign.Status.OPEN, Campaign.Status.CLOSED],
-        )
-        .select_related("campaign", "item")
-        # Only the head of each text (its title), not the papers nor their stored renders.
-        .defer("item__rendered_html", "item__blinding_changes", "campaign__import_faults", "campaign__tells")
-        .annotate(
-            text_head=Substr("item__artifact__content", 1, blinded.TITLE_PREFIX),
-            task_title=F("item__run__task__title"),
-        )
-        # Within a campaign, the reviewer's keyed shuffle (review.queue_order), never the creation
-        # order: that one follows the admin's pick list (task, then system) and groups systems.
-        .order_by("campaign__deadline", "campaign_id", "queue_key", "id")
-    )
+    assignments = reviewer_queue(reviewer=request.user)
     campaigns: dict[int, dict] = {}
     for a in assignments:
         a.item.campaign = a.campaign  # the names to scrub are the campaign's
@@ -166,7 +120,7 @@ def item(request: HttpRequest, code: str) -> HttpResponse:
     """The blinded item and the rubric form. POST is the no-JavaScript path (save draft / submit)."""
     assignment = _my_assignment(request, code)
     campaign = assignment.campaign
-    review = _review_of(assignment)
+    review = assignment_review(assignment=assignment)
     locked = (
         assignment.status == Assignment.Status.SUBMITTED
         or campaign.status != Campaign.Status.OPEN
@@ -382,7 +336,7 @@ def submit(request: HttpRequest, code: str) -> HttpResponse:
     if assignment.campaign.status != Campaign.Status.OPEN:
         messages.error(request, f"Not saved: {CLOSED_MESSAGE}.")
         return redirect("review:item", assignment.code)
-    review = _review_of(assignment)
+    review = assignment_review(assignment=assignment)
     form = ReviewForm(request.POST, rubric=assignment.campaign.rubric)
     try:
         tags = _posted_tags(request, assignment)
