@@ -65,7 +65,7 @@ def kind_of(environ: dict) -> str | None:
 def application(environ, start_response):  # type: ignore[no-untyped-def]
     blinded.RENDER_CACHE = not CACHE_OFF.exists()
     _local.counter = counter = [0]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     body = platform_app(environ, start_response)
     try:
         yield from body
@@ -74,5 +74,6 @@ def application(environ, start_response):  # type: ignore[no-untyped-def]
             body.close()
         kind = kind_of(environ)
         if kind:
-            _log().write(f"{time.time():.6f} {kind} {(time.perf_counter() - t0) * 1000:.3f} {counter[0]}\n")
+            ms, cpu = (time.perf_counter() - t0) * 1000, (time.thread_time() - c0) * 1000
+            _log().write(f"{time.time():.6f} {kind} {ms:.3f} {counter[0]} {cpu:.3f}\n")
         _local.counter = None
