@@ -43,7 +43,9 @@ class AssignResult:
     created: int = 0
     shortfall: dict[str, int] = field(default_factory=dict)  # item code -> slots nobody eligible could fill
     attempts: int = 1
-    refused: dict[str, str] = field(default_factory=dict)  # username -> why they get nothing (review.assignment.eligibility)
+    refused: dict[str, str] = field(
+        default_factory=dict
+    )  # username -> why they get nothing (review.assignment.eligibility)
     members: int = -1  # active members the plan could draw on (-1: not counted)
     closed: bool = False  # the campaign is closed: nothing was planned
 

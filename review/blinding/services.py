@@ -1,4 +1,5 @@
-"""The blinded render of an item, stored once: what the item page shows every reviewer."""
+"""Which papers can be blinded at all, and an item's blinded render stored once: what the item page
+shows every reviewer, and every change it makes, for the admin."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ from review.blinding import blinded
 from review.blinding.scrubbing import item_system_names
 from review.models import CampaignItem
 
-UNBLINDABLE = Q(data__has_key="pdf") & ~Q(data__pdf="") & Q(content="")  # the same rule, for querysets
-
 
 def cannot_blind(artifact: Artifact) -> bool:
     """A paper that came as a PDF and yielded no text: reviewers would have only the original to read."""
     data = artifact.data or {}
     return bool(data.get("pdf")) and not (artifact.content or "").strip()
+
+
+UNBLINDABLE = Q(data__has_key="pdf") & ~Q(data__pdf="") & Q(content="")  # the same rule, for querysets
 
 
 def item_prerender(*, item: CampaignItem, force: bool = False) -> None:

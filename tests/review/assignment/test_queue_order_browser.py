@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from review.models import Assignment
+from tests.review.assignment.test_queue_order import block_campaign, longest_run, queue_of
 from tests.review.factories import make_reviewer
 from tests.review.reviewing.test_browser import _login
-from tests.review.assignment.test_queue_order import block_campaign, longest_run, queue_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
