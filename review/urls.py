@@ -2,6 +2,7 @@ from django.urls import include, path
 
 from review.campaigns import views as campaigns
 from review.control import views as control
+from review.io import views as io
 from review.reviewing import views as reviewing
 from review.trajectory import views as trajectory
 
@@ -27,7 +28,7 @@ urlpatterns = [
         name="assignment_reassign",
     ),
     path("review/campaigns/<uuid:code>/conflicts", campaigns.conflict_add_view, name="conflict_add"),
-    path("review/campaigns/<uuid:code>/export.<str:fmt>", campaigns.campaign_export, name="campaign_export"),
+    path("review/campaigns/<uuid:code>/export.<str:fmt>", io.campaign_export, name="campaign_export"),
     # Set-up without the Django admin.
     path("review/campaigns/<uuid:code>/members", campaigns.campaign_members_add, name="campaign_members_add"),
     path("review/campaigns/<uuid:code>/invite", campaigns.campaign_members_invite, name="campaign_members_invite"),

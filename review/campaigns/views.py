@@ -1,5 +1,5 @@
 """Admin pages of a campaign: list, create, progress (with every blinding change), assign, reclaim,
-reassign, re-check blinding, export; and setting it up and growing it without the Django admin: add
+reassign, re-check blinding; and setting it up and growing it without the Django admin: add
 reviewers (existing or invited) and items, preview the assignment plan, preview an item as its
 reviewers see it, the invitations page (bulk invite, resend, revoke). Admins only; writes are POST."""
 
@@ -53,7 +53,6 @@ from review.campaigns.setup import (
 )
 from review.control.services import ControlRefused, campaign_open
 from review.control.views import control_context
-from review.io import exports
 from review.models import TRAJECTORY, Assignment, Campaign, CampaignItem
 from review.reviewing.forms import score_dimensions
 from review.trajectory import steps
@@ -268,22 +267,6 @@ def assignment_reassign_view(request: HttpRequest, code: str, acode: str) -> Htt
     else:
         messages.success(request, f"Item {new.item.code} moved to {new.reviewer}.")
     return redirect("review:campaign_detail", campaign.code)
-
-
-@require_GET
-@role_required(ADMIN)
-def campaign_export(request: HttpRequest, code: str, fmt: str) -> HttpResponse:
-    if fmt not in ("csv", "json"):
-        raise Http404("Export formats: csv, json.")
-    campaign = get_object_or_404(Campaign.objects.select_related("rubric"), code=code)
-    include_drafts = request.GET.get("drafts") == "1"
-    if fmt == "csv":
-        body, content_type = exports.reviews_csv(campaign, include_drafts=include_drafts), "text/csv; charset=utf-8"
-    else:
-        body, content_type = exports.reviews_json(campaign, include_drafts=include_drafts), "application/json"
-    response = HttpResponse(body, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="reviews-{campaign.code}.{fmt}"'
-    return response
 
 
 @require_POST

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.roles import ADMIN, role_required
 from judge.forms import JudgeModelsForm
-from review.campaigns.notices import report_reminders
+from review.control.notices import report_reminders
 from review.control.reports import ReportRefused, report_resolve
 from review.control.services import (
     REMIND_EVERY,
