@@ -29,7 +29,7 @@ import django  # noqa: E402
 
 django.setup()
 
-from review import blinding  # noqa: E402
+from review.blinding import scrubbing  # noqa: E402
 
 LABELS = ("claude", "gemini", "o4-mini", "claude-3-7-sonnet-20250219", "google/gemini-2.5-pro-preview",
           "o4-mini-2025-04-16", "Claude Code (released run)")  # fmt: skip
@@ -39,7 +39,7 @@ def texts(root: Path) -> list[tuple[str, str]]:
     out = []
     for run in sorted((root / "agent_results").glob("end2end_*/*")):
         for path in sorted(run.rglob("*")):
-            if path.is_file() and path.suffix.lower() in blinding.TEXT_EXTENSIONS:
+            if path.is_file() and path.suffix.lower() in scrubbing.TEXT_EXTENSIONS:
                 out.append((str(path.relative_to(root)), path.read_text(encoding="utf-8", errors="replace")))
     return out
 
@@ -49,8 +49,8 @@ def variants(names: tuple[str, ...]) -> dict[str, re.Pattern[str]]:
     word = re.compile(
         rf"(?:(?<![A-Za-z0-9])|(?<=\\[ntr]))(?:{alternatives})(?:[-_.][A-Za-z0-9]+)*(?![A-Za-z0-9])", re.IGNORECASE
     )
-    no_prefilter = re.compile(rf"{blinding._START}(?i:{alternatives}){blinding._TAIL}")
-    return {"word": word, "identifiers, no prefilter": no_prefilter, "identifiers": blinding._pattern(names)}
+    no_prefilter = re.compile(rf"{scrubbing._START}(?i:{alternatives}){scrubbing._TAIL}")
+    return {"word": word, "identifiers, no prefilter": no_prefilter, "identifiers": scrubbing.name_pattern(names)}
 
 
 def main() -> None:
@@ -62,7 +62,7 @@ def main() -> None:
     corpus = texts(args.data)
     if not corpus:
         sys.exit(f"no released runs under {args.data}/agent_results (set --data or MLRBENCH_DIR)")
-    names = tuple(blinding.system_names(*LABELS))
+    names = tuple(scrubbing.system_names(*LABELS))
     total = sum(len(t) for _, t in corpus)
     largest = max(corpus, key=lambda item: len(item[1]))
     print(f"{len(corpus)} files, {total / 1e6:.1f} MB; largest {largest[0]} ({len(largest[1]) / 1e6:.2f} MB)")
@@ -74,10 +74,10 @@ def main() -> None:
         for _ in range(args.repeat):
             start = time.perf_counter()
             for _, text in corpus:
-                pattern.sub(blinding.SCRUBBED, text)
+                pattern.sub(scrubbing.SCRUBBED, text)
             rates.append(total / 1e6 / (time.perf_counter() - start))
             start = time.perf_counter()
-            pattern.sub(blinding.SCRUBBED, largest[1])
+            pattern.sub(scrubbing.SCRUBBED, largest[1])
             largest_ms.append((time.perf_counter() - start) * 1000)
         print(f"{label:28} {statistics.median(rates):14.1f} {statistics.median(largest_ms):16.1f} {found:12d}")
 

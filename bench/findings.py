@@ -70,7 +70,7 @@ def _run(args: argparse.Namespace, tmp: str, port: int) -> int:
     from judge.findings import PUBLISHED, findings_compute
     from judge.mlr_reviews import import_mlr_reviews
     from judge.rubrics import rubric_load_defaults
-    from review.hallucination import import_hallucination_labels
+    from review.io.hallucination import import_hallucination_labels
 
     call_command("migrate", verbosity=0)
     rubric_load_defaults()

@@ -74,7 +74,8 @@ def seed(n_items: int) -> dict:
     from benchmark.models import Artifact, ResearchRun, Task
     from judge.models import Judgment, Rubric
     from judge.rubrics import rubric_load_defaults
-    from review.services import campaign_assign, campaign_create
+    from review.assignment.services import campaign_assign
+    from review.campaigns.services import campaign_create
 
     rubric_load_defaults()
     rubric = Rubric.objects.get(stage=STAGE, version=1)

@@ -18,7 +18,8 @@ client latency), and counts its SQL queries. --baseline CHECKOUT serves the same
 another checkout's own web processes as well (e.g. /work/main: daphne and its
 bench/support/review_asgi.py), so that before and after are measured in one run. Clients are
 threads of this process with their own session; they also time each request end to end (client
-time: queueing included).
+time: queueing included). The serving thread's own CPU time per request is reported as well: on a
+shared machine it compares two versions where the server time mostly measures the other load.
 
 Reported, in one run: p50/p95/p99 server time of the item page and of the draft save, then the
 obvious alternatives measured the same way: the item page rendering the paper on every request
@@ -73,7 +74,8 @@ def seed(n_reviewers: int) -> dict:
     from benchmark.models import Artifact, ResearchRun, Task
     from benchmark.research.files import file_store
     from judge.models import Rubric
-    from review.services import campaign_assign, campaign_create
+    from review.assignment.services import campaign_assign
+    from review.campaigns.services import campaign_create
 
     dims = [
         {"key": k, "name": k.title(), "questions": [f"How is the {k}?"], "min": 1, "max": 10, "kind": "score",
@@ -126,16 +128,20 @@ def seed(n_reviewers: int) -> dict:
 
 
 def read_stats(stats_dir: str, since: float, until: float) -> dict:
-    """The server processes' records of [since, until]: {"timings": {kind: [ms]}, "queries": {kind: [n]}}."""
+    """The server processes' records of [since, until]: {"timings": {kind: [ms]}, "queries": {kind: [n]},
+    "cpu": {kind: [ms]}} (cpu: the serving thread's own CPU time, which other load on the machine
+    barely moves, unlike the server time)."""
     timings: dict[str, list[float]] = {}
     queries: dict[str, list[int]] = {}
+    cpu: dict[str, list[float]] = {}
     for path in Path(stats_dir).glob("server-*.log"):
         for line in path.read_text(encoding="utf-8").splitlines():
-            stamp, kind, ms, count = line.split()
+            stamp, kind, ms, count, cpu_ms = line.split()
             if since <= float(stamp) <= until:
                 timings.setdefault(kind, []).append(float(ms))
                 queries.setdefault(kind, []).append(int(count))
-    return {"timings": timings, "queries": queries}
+                cpu.setdefault(kind, []).append(float(cpu_ms))
+    return {"timings": timings, "queries": queries, "cpu": cpu}
 
 
 # ---------------------------------------------------------------- client side
@@ -436,6 +442,10 @@ def main() -> None:
     for label, stats, kind in rows:
         if stats["timings"].get(kind):
             print(_row(label, stats["timings"][kind], stats["queries"].get(kind)))
+    print(f"{'server CPU time, serving thread (ms)':<38}")
+    for label, stats, kind in rows:
+        if stats["cpu"].get(kind):
+            print(_row(label, stats["cpu"][kind]))
     print(f"{'client time, queueing included (ms)':<38}")
     for label, stats, kind in rows:
         if stats["client"].get(kind):

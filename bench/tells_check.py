@@ -1,4 +1,4 @@
-"""Benchmark: the campaign check for systematic tells (review.tells) on released MLGym trajectories.
+"""Benchmark: the campaign check for systematic tells (review.blinding.tells) on released MLGym trajectories.
 
 Run: python bench/tells_check.py [--data ../shared/mlgym] [--runs N]
 
@@ -27,7 +27,7 @@ import django  # noqa: E402
 
 django.setup()
 
-from review import blinding, tells  # noqa: E402
+from review.blinding import scrubbing, tells  # noqa: E402
 
 
 def runs(root: Path, n: int) -> list[tuple[str, list[dict]]]:
@@ -50,7 +50,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=60)
     args = parser.parse_args()
     loaded = runs(Path(args.data), args.runs)
-    names = blinding.system_names(*{model for model, _ in loaded})
+    names = scrubbing.system_names(*{model for model, _ in loaded})
     lines = sum(len(s[f].splitlines()) for _, steps in loaded for s in steps for f in s)
     t0 = time.perf_counter()
     carried = []

@@ -16,7 +16,7 @@ from judge.services import MAX_JUDGES
 
 class JudgeModelsForm(forms.Form):
     """Judges chosen among the endpoints the requester may call, like a run's model: an artifact's
-    judgment request, and a trajectory campaign's (review.control_views)."""
+    judgment request, and a trajectory campaign's (review.trajectory.views)."""
 
     judge_models = forms.MultipleChoiceField(
         choices=[], required=False, widget=forms.CheckboxSelectMultiple, label="Judge models"

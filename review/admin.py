@@ -47,7 +47,7 @@ class ReviewAdmin(admin.ModelAdmin):
 
 @admin.register(ItemReport)
 class ItemReportAdmin(admin.ModelAdmin):
-    """Reviewers' problem reports; accepting one gives the reporter's slot back (review.reports)."""
+    """Reviewers' problem reports; accepting one gives the reporter's slot back (review.control.reports)."""
 
     list_display = ("created_at", "campaign", "item_code", "assignment", "reviewer", "reason", "status", "note")
     list_filter = ("status", "reason", "campaign")
@@ -66,9 +66,9 @@ class ItemReportAdmin(admin.ModelAdmin):
         return report.assignment.reviewer.get_username()
 
     def _resolve(self, request, queryset, accept: bool) -> None:
-        # Imported here: review.reports pulls the assignment and blinding services (markdown,
+        # Imported here: review.control.reports pulls the assignment and blinding services (markdown,
         # HTML sanitiser), which every command would otherwise load with the admin at setup.
-        from review.reports import report_resolve
+        from review.control.reports import report_resolve
 
         done = returned = 0
         for report in queryset.filter(status=ItemReport.Status.OPEN):

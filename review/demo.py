@@ -26,12 +26,12 @@ def seed(stdout: TextIO) -> None:
     if not Rubric.objects.filter(stage=Rubric.Stage.END_TO_END).exists():
         stdout.write("MLR-Bench human reviews: no end-to-end rubric loaded; skipped\n")
         return
-    from review.importers import import_human_reviews
+    from review.io.importers import import_human_reviews
 
     import_human_reviews(csv_path, campaign_name=CAMPAIGN_NAME, stdout=stdout)
     labels = root / "human_eval" / "Hallucination Check.csv"
     if labels.is_file():
-        from review.hallucination import import_hallucination_labels
+        from review.io.hallucination import import_hallucination_labels
 
         # The CSV does not say which backbone's paper MLR Agent's rows are: linked only to the one the
         # settings name (MLRBENCH_LABELS_BACKBONE); without it unlinked, and links made before stay.

@@ -250,7 +250,7 @@ class Assignment(models.Model):
         indexes = [
             models.Index(fields=["reviewer", "status"], name="assignment_queue"),  # a reviewer's queue
             # A reviewer's items of one campaign in their keyed order: the queue page and its next
-            # item (review.views.queue), the admin's open assignments sorted by reviewer.
+            # item (review.reviewing.views.queue), the admin's open assignments sorted by reviewer.
             models.Index(fields=["reviewer", "campaign", "queue_key"], name="assignment_queue_order"),
             models.Index(fields=["campaign", "status", "last_activity"], name="assignment_reclaim"),  # reclaim scan
         ]
@@ -538,7 +538,7 @@ class CampaignStatusChange(models.Model):
 
 
 class ReviewerReminder(models.Model):
-    """One reminder mail sent to a reviewer about their open work in a campaign (review.control):
+    """One reminder mail sent to a reviewer about their open work in a campaign (review.control.services):
     the record behind "last reminded ..." and the rate limit."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="reminders")

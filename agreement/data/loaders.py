@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from agreement.data.containers import AgreementData, Fault
-from review.csvfile import CsvFileError, read_csv
+from review.io.csvfile import CsvFileError, read_csv
 
 KEY_COLUMNS = ("workshop_name", "model_name")
 HUMAN_KEYS = ("reviewer_id", *KEY_COLUMNS)

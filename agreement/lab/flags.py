@@ -23,7 +23,7 @@ from agreement.stats.decision import decision
 from benchmark.models import Artifact
 from benchmark.research.fabrication import stored_audit
 from judge.models import Judgment
-from review.hallucination import missing_rows
+from review.io.hallucination import missing_rows
 from review.models import HallucinationLabel
 
 KINDS = [k.value for k in HallucinationLabel.Kind]

@@ -18,7 +18,7 @@ from pathlib import Path
 from django.db.backends.signals import connection_created
 
 from config.wsgi import application as platform_app  # sets up Django
-from review import blinding
+from review.blinding import blinded
 
 STATS = Path(os.environ["REVIEW_BENCH_STATS"])
 CACHE_OFF = STATS / "cache-off"
@@ -59,13 +59,13 @@ def kind_of(environ: dict) -> str | None:
         return "figure"
     if method == "POST":
         return "draft_form"
-    return "item_page" if blinding.RENDER_CACHE else "item_page_uncached"
+    return "item_page" if blinded.RENDER_CACHE else "item_page_uncached"
 
 
 def application(environ, start_response):  # type: ignore[no-untyped-def]
-    blinding.RENDER_CACHE = not CACHE_OFF.exists()
+    blinded.RENDER_CACHE = not CACHE_OFF.exists()
     _local.counter = counter = [0]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     body = platform_app(environ, start_response)
     try:
         yield from body
@@ -74,5 +74,6 @@ def application(environ, start_response):  # type: ignore[no-untyped-def]
             body.close()
         kind = kind_of(environ)
         if kind:
-            _log().write(f"{time.time():.6f} {kind} {(time.perf_counter() - t0) * 1000:.3f} {counter[0]}\n")
+            ms, cpu = (time.perf_counter() - t0) * 1000, (time.thread_time() - c0) * 1000
+            _log().write(f"{time.time():.6f} {kind} {ms:.3f} {counter[0]} {cpu:.3f}\n")
         _local.counter = None

@@ -8,7 +8,7 @@ The result is markdown whose figure links name the stored PNGs, which is what ju
 fabrication audit, search and the blinded reviewer page read. The PDF itself stays for admins.
 
 A PDF with no text layer (a scan) yields no text: the importer records that, and a campaign refuses
-the paper rather than show reviewers the original (review.services.campaign_add_items).
+the paper rather than show reviewers the original (review.campaigns.services.campaign_add_items).
 This module is the only importer of pdfplumber.
 """
 

@@ -8,7 +8,7 @@ from typing import Any
 from django import template
 
 from judge.findings import flag_sources, flags_vs_labels
-from review.hallucination import MLR_AGENT
+from review.io.hallucination import MLR_AGENT
 from review.models import HallucinationLabel
 
 register = template.Library()

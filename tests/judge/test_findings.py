@@ -18,7 +18,7 @@ from benchmark.research.writeups import import_writeups
 from judge.findings import LIST_PRICES, PUBLISHED, costs, findings_compute, flags_vs_labels, price_of
 from judge.mlr_reviews import import_mlr_reviews
 from judge.models import Judgment
-from review.hallucination import import_hallucination_labels
+from review.io.hallucination import import_hallucination_labels
 from tests.judge.factories import make_artifact, make_research_run, make_task, rubric, valid_reply
 from tests.judge.test_mlr_reviews import SHARED, TASKS, needs_data
 

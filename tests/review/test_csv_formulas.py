@@ -14,8 +14,9 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from judge.models import Rubric
+from review.assignment.services import campaign_assign
+from review.campaigns.services import campaign_create
 from review.models import Assignment, Campaign
-from review.services import campaign_assign, campaign_create
 from tests.agreement.lab.client import computed_get
 from tests.agreement.report.test_campaign import make_campaign
 from tests.judge.factories import make_judgment, make_stepwise_item, make_task, rubric

@@ -9,8 +9,9 @@ from accounts.services import user_create
 from benchmark.models import AgentConfig, ModelEndpoint, Run, Score, Step, Task
 from judge.models import Rubric
 from judge.rubrics import rubric_load_defaults
+from review.assignment.services import campaign_assign
+from review.campaigns.services import campaign_create
 from review.models import TRAJECTORY, Campaign
-from review.services import campaign_assign, campaign_create
 
 _seq = itertools.count(1)
 

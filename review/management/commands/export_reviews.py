@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from review import exports
+from review.io import exports
 from review.models import Campaign
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from review.hallucination import BACKBONES, LabelFileError, import_hallucination_labels
+from review.io.hallucination import BACKBONES, LabelFileError, import_hallucination_labels
 
 
 class Command(BaseCommand):

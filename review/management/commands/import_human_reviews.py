@@ -10,7 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from review.importers import ImportError_, import_human_reviews
+from review.io.importers import ImportError_, import_human_reviews
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from review.models import Campaign
-from review.trajectory_judging import campaign_judge_trajectories
+from review.trajectory.judging import campaign_judge_trajectories
 
 
 class Command(BaseCommand):

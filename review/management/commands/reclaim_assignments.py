@@ -11,8 +11,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from review.assignment.services import campaign_assign, campaign_reclaim
 from review.models import Campaign
-from review.services import campaign_assign, campaign_reclaim
 
 
 class Command(BaseCommand):

@@ -2,7 +2,7 @@
 
 Mails every reviewer with open work in each open campaign (or the one named) their count of open
 items, the due date and a link to their queue, unless they were reminded within the last 12 hours
-(review.control.REMIND_EVERY, shared with the campaign page's button). Invitees who have not
+(review.control.services.REMIND_EVERY, shared with the campaign page's button). Invitees who have not
 accepted their invitation get it again instead. Meant for cron, e.g. daily. Without a mail server
 it sends nothing and says so (exit status 1): the campaign page's button shows what would be sent.
 """
@@ -14,7 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.services import mail_configured
-from review.control import ControlRefused, reminders_send
+from review.control.services import ControlRefused, reminders_send
 from review.models import Campaign
 
 

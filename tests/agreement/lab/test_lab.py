@@ -16,8 +16,8 @@ from agreement.lab.services import comparison_create, experiment_report, gold_se
 from judge.experiments import experiment_start, judge_config_create
 from judge.models import JudgeExperiment, Judgment, RubricPolicy
 from judge.rubrics import rubric_create_version
+from review.campaigns.services import campaign_add_items
 from review.models import Assignment, Campaign, JudgeComparison, Review
-from review.services import campaign_add_items
 from tests.agreement.lab.client import computed_get
 from tests.judge.factories import valid_reply
 from tests.review.factories import END_TO_END_DIMENSIONS, make_paper, make_reviewer, make_rubric

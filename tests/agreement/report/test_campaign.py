@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from agreement.data.selectors import campaign_agreement_data
 from judge.models import Judgment, Rubric
+from review.campaigns.services import campaign_add_items
 from review.models import Assignment, Campaign, Review
-from review.services import campaign_add_items
 from tests.review.factories import END_TO_END_DIMENSIONS, make_paper, make_reviewer, make_rubric
 
 pytestmark = pytest.mark.django_db

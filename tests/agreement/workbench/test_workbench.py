@@ -65,7 +65,7 @@ def test_it_shows_an_open_campaigns_missing_reviews_as_progress_not_faults(clien
     campaign = make_campaign()
     # A judged item nobody has reviewed yet: normal progress of an open campaign.
     from judge.models import Judgment
-    from review.services import campaign_add_items
+    from review.campaigns.services import campaign_add_items
 
     paper = make_paper(slug="ws_d", figures={})
     campaign_add_items(campaign=campaign, artifacts=[paper])

@@ -49,8 +49,8 @@ def test_a_broken_pdf_is_named_not_raised(tmp_path):
 @pytest.mark.django_db
 def test_a_campaign_refuses_a_pdf_paper_it_cannot_blind_and_never_offers_it(admin_user, settings, tmp_path):
     from judge.rubrics import rubric_latest, rubric_load_defaults
-    from review.forms import CampaignForm
-    from review.services import campaign_add_items
+    from review.campaigns.forms import CampaignForm
+    from review.campaigns.services import campaign_add_items
     from tests.judge.factories import make_task
 
     settings.MEDIA_ROOT = str(tmp_path / "media")

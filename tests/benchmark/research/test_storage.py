@@ -17,8 +17,9 @@ from benchmark.research.fabrication import collect_sources
 from benchmark.research.forms import LaunchForm
 from benchmark.research.pipeline import _figures_of
 from judge.prompts import supplementary
+from review.assignment.services import campaign_assign
+from review.campaigns.services import campaign_create
 from review.models import Assignment
-from review.services import campaign_assign, campaign_create
 from tests.review.factories import PNG, make_paper, make_rubric
 
 
