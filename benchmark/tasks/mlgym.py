@@ -73,6 +73,15 @@ MACHINE_BOUND = {"Time"}
 MONTE_CARLO_REPEATS = 5
 # Files above this size are identified by size and mtime in the version hash, not read whole.
 HASH_BYTES_LIMIT = 16 << 20
+# MLGym's model tasks (its RL tasks): a config.yaml and the checkpoints trained with it. MLGym runs
+# `evaluate.py --config_fname <the workspace's first *.yaml>`; Referee passes the submitted config.yaml,
+# and runs evaluate.py through a wrapper that loads checkpoints as data only (mlgym_compat/model_evaluate.py).
+MODEL_CONFIG, MODEL_CHECKPOINTS = "config.yaml", "checkpoints/*.pkl"
+MODEL_WRAPPER = Path(__file__).resolve().parent / "mlgym_compat" / "model_evaluate.py"
+MODEL_COMMAND = f"python3 /evaluator/{MODEL_WRAPPER.name} /evaluator/evaluate.py --config_fname {MODEL_CONFIG}"
+# The model tasks whose evaluation has been run behind Referee's walls here (tests/benchmark/tasks/
+# test_mlgym_model.py); the others share the layout but their requirements and evaluation are untried.
+MODEL_TASKS_TRIED = {"rlMountainCarContinuous"}
 CSV_COMMAND = "cp -R /evaluator/hidden/. . && python3 /evaluator/evaluate.py --submission_file submission.csv"
 GAME_COMMAND = "python3 /evaluator/evaluate.py"
 
@@ -190,12 +199,39 @@ def _plan(*, task_id: str, data: dict, file: Path, starter: list[str]) -> tuple[
             "monte_carlo_repeats": 1,
             "sandbox": {"memory_mb": 4096, "cpus": 1.0},
         }, ""
+    if entrypoint == "ModelSubmissionTasks" and task_id in MODEL_TASKS_TRIED and "src" in names:
+        scripts = [path for path in baseline_paths_full(data) if path.endswith(".py")]
+        return {
+            "artifacts": [MODEL_CONFIG, MODEL_CHECKPOINTS],
+            "submission": None,
+            # MLGym's src/ (helpers, networks) goes to the evaluator pristine: evaluate.py imports it.
+            "evaluator_starter_dirs": True,
+            "evaluator": {"dir": "evaluator", "command": MODEL_COMMAND, "timeout": 1800, "metrics": "stdout"},
+            # MLGym's baseline: src/train.py from the workspace, whose config is src/config.yaml.
+            "baseline": {
+                "dir": None,
+                "command": f"python3 {scripts[0]} && cp src/{MODEL_CONFIG} {MODEL_CONFIG}" if scripts else "",
+                "timeout": min(int(timeout), 3600),
+            },
+            "monte_carlo_repeats": 1,
+            "sandbox": {"memory_mb": 4096, "cpus": 1.0},
+        }, ""
+    if entrypoint == "ModelSubmissionTasks":
+        return None, (
+            "Referee evaluates MLGym's model tasks (config.yaml and checkpoints/*.pkl, checkpoints loaded as data "
+            f"only) and has tried it on {', '.join(sorted(MODEL_TASKS_TRIED))}; this task's requirements and "
+            "evaluation have not been run behind its walls yet"
+        )
     if task_id == "3SATTime":
         return None, (
             "its heuristic_fn takes dicts keyed by integers (assignments, conflict counts), which Referee's "
             "JSON call protocol between the evaluator and the submission's sandbox cannot pass unchanged"
         )
     return None, f"Referee does not yet evaluate MLGym's {entrypoint or 'unnamed'} tasks behind its walls"
+
+
+def baseline_paths_full(data: dict) -> list[str]:
+    return [str(path) for path in data.get("baseline_paths") or [] if isinstance(path, str)]
 
 
 def _notes(*, root: Path, sample: str | None, datasets: dict[str, dict]) -> list[str]:
@@ -321,6 +357,16 @@ def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
             "image's), so it runs with a shim that drops the redundant axis (benchmark/tasks/mlgym_compat)."
         )
     plan, not_runnable = _plan(task_id=task_id, data=data, file=file, starter=starter)
+    if plan is not None and plan.get("evaluator_starter_dirs"):
+        parts.append(MODEL_WRAPPER.read_bytes())
+        notes.append(
+            "Scoring takes config.yaml and checkpoints/*.pkl from the workspace. The evaluator imports MLGym's own "
+            "src/ (helpers, networks), never the workspace's, and loads the checkpoints as data only (NumPy/JAX "
+            "arrays, dicts, FrozenDict, DotMap): a checkpoint that names any other Python object is refused. "
+            "MLGym's baseline (src/train.py) trains 5 PPO models for its config's num_train_steps on a GPU; "
+            f"within training_timeout ({timeout or 1800} s) on one CPU it does not finish, so its computed "
+            "baseline here is the timeout, and the published value stands alone."
+        )
     if missing:
         data_status = Task.DataStatus.MISSING
     else:
