@@ -67,6 +67,8 @@ CSV_ANSWERS = {
 }
 # The game tasks: the submitted module and the function MLGym's evaluate.py imports from it.
 GAME_MODULE, GAME_FUNCTION = "strategy.py", "row_strategy"
+# MLGym's 3-SAT task: the submitted module, its function, and the dataset (formulas with their answers).
+SAT_MODULE, SAT_FUNCTION, SAT_DATASET = "heuristic.py", "heuristic_fn", "data/dataset.pkl"
 # Published metrics that measure the machine, not the submission: shown, never compared.
 MACHINE_BOUND = {"Time"}
 # MLGym's Monte-Carlo evaluations (unseeded): their baselines are repeated to measure the spread.
@@ -84,6 +86,7 @@ MODEL_COMMAND = f"python3 /evaluator/{MODEL_WRAPPER.name} /evaluator/evaluate.py
 MODEL_TASKS_TRIED = {"rlMountainCarContinuous"}
 CSV_COMMAND = "cp -R /evaluator/hidden/. . && python3 /evaluator/evaluate.py --submission_file submission.csv"
 GAME_COMMAND = "python3 /evaluator/evaluate.py"
+SAT_COMMAND = "cp -R /evaluator/hidden/. . && python3 /evaluator/evaluate.py"
 
 
 # -- MLGym task definitions ------------------------------------------------------------------
@@ -222,11 +225,26 @@ def _plan(*, task_id: str, data: dict, file: Path, starter: list[str]) -> tuple[
             f"only) and has tried it on {', '.join(sorted(MODEL_TASKS_TRIED))}; this task's requirements and "
             "evaluation have not been run behind its walls yet"
         )
-    if task_id == "3SATTime":
-        return None, (
-            "its heuristic_fn takes dicts keyed by integers (assignments, conflict counts), which Referee's "
-            "JSON call protocol between the evaluator and the submission's sandbox cannot pass unchanged"
-        )
+    if entrypoint == "PythonSubmissionTasks" and task_id == "3SATTime" and SAT_MODULE in names:
+        # heuristic_fn runs in the submission's sandbox; its int-keyed dicts cross the pipes intact
+        # (sandbox/runtime/arena_wire.py). The dataset holds each formula's answer (is_sat): evaluator only.
+        return {
+            "artifacts": [SAT_MODULE],
+            "hidden_files": [SAT_DATASET],
+            "submission": {
+                "module": SAT_MODULE,
+                "functions": [SAT_FUNCTION],
+                "files": [SAT_MODULE],
+                "call_timeout": 5.0,
+                "load_timeout": 60.0,
+                "max_reply_bytes": 1 << 20,
+                "stub": True,
+            },
+            "evaluator": {"dir": "evaluator", "command": SAT_COMMAND, "timeout": int(timeout), "metrics": "stdout"},
+            "baseline": {"dir": None, "command": f"python3 -c 'import {SAT_MODULE[:-3]}'", "timeout": 120},
+            "monte_carlo_repeats": 1,
+            "sandbox": {"memory_mb": 2048, "cpus": 1.0},
+        }, ""
     return None, f"Referee does not yet evaluate MLGym's {entrypoint or 'unnamed'} tasks behind its walls"
 
 
@@ -334,7 +352,11 @@ def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
             elif generator is not None:
                 generated[dataset["data_path"]] = generator.relative_to(root).as_posix()
             else:
-                missing.append(f"dataset {dataset['name']}: put its files in {path}")
+                missing.append(
+                    f"dataset {dataset['name']}: put its files in {path} (this checkout has neither "
+                    f"{dataset['data_path']} nor MLGym's _helpers/_generate_split.py to make it; Referee does not make up data in its place: "
+                    "it would be another task, and MLGym's published baseline would not apply to it)"
+                )
         else:
             missing.append(
                 f"dataset {dataset['name']}: Hugging Face dataset {dataset['data_path']} (no downloads here)"

@@ -131,9 +131,10 @@ def _build(task: Task, root: Path, folder: Path) -> dict:
     for data_path, script in config.get("generated_data", {}).items():
         _generate(root=root, script=script, data_path=data_path, target=data_dir)
     moved = []
+    hidden_files = set(config.get("hidden_files", []))
     for path in task_files(workspace):
-        if path.name.lower() in ANSWER_NAMES:
-            relative = path.relative_to(workspace)
+        relative = path.relative_to(workspace)
+        if path.name.lower() in ANSWER_NAMES or relative.as_posix() in hidden_files:
             (hidden / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.move(path, hidden / relative)
             moved.append(relative.as_posix())

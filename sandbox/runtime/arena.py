@@ -29,6 +29,8 @@ import sys
 import time
 from typing import Any
 
+import arena_wire  # the values on the pipes: JSON, dicts keeping their integer keys
+
 CALLS = "REFEREE_CALLS"
 REPLIES = "REFEREE_REPLIES"
 METRICS = "REFEREE_METRICS"
@@ -115,7 +117,7 @@ class Connection:
         if len(line) > self.max_reply:
             raise SubmissionError(f"the submission's reply is longer than {self.max_reply} bytes")
         try:
-            value = json.loads(line, parse_constant=_no_constants)
+            value = arena_wire.loads(line, parse_constant=_no_constants)
         except (ValueError, UnicodeDecodeError) as exc:
             raise SubmissionError(f"the submission's reply is not JSON data: {_quote(exc)}") from None
         if not isinstance(value, dict):
@@ -146,7 +148,7 @@ class Connection:
         self.counter += 1
         request = {"id": self.counter, "function": function, "args": list(args), "kwargs": dict(kwargs or {})}
         request["seed"] = seed
-        self._write(json.dumps(request).encode() + b"\n", timeout)
+        self._write(arena_wire.dumps(request).encode() + b"\n", timeout)
         reply = self._line(timeout, what=function)
         if reply.get("id") != self.counter:
             raise SubmissionError(f"the submission answered out of turn: {_quote(reply)}")

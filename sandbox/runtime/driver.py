@@ -10,8 +10,8 @@ Protocol (one JSON object per line, UTF-8; the evaluator's side is runtime/arena
     replies <- {"ready": true, "functions": [...]}      or {"error": "cannot load ..."}
     calls   -> {"id": n, "function": name, "args": [...], "kwargs": {...}, "seed": int | null}
     replies <- {"id": n, "ok": value}                    or {"id": n, "error": "..."}
-Values are JSON data only (no NaN or infinity). The evaluator enforces the time and size limit
-of every reply and checks every value; nothing the submission writes anywhere else (its stdout,
+Values are JSON data only (no NaN or infinity); dicts keep non-string keys (runtime/arena_wire.py).
+The evaluator enforces the time and size limit of every reply and checks every value; nothing the submission writes anywhere else (its stdout,
 its stderr, other files, other processes of its sandbox) reaches the evaluator or the score.
 """
 
@@ -21,6 +21,12 @@ import os
 import random
 import sys
 import traceback
+
+# -I leaves this folder off sys.path: the pipes' codec is imported from it before anything submitted.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import arena_wire  # noqa: E402
+
+del sys.path[0]
 
 # A second wall only: the sandbox is the first (it holds nothing secret). Python-level process
 # starts and reads of /proc are refused; raw syscalls or _posixsubprocess get around this hook,
@@ -63,7 +69,7 @@ def main():
 
     def send(message):
         try:
-            line = json.dumps(message, allow_nan=False)
+            line = arena_wire.dumps(message, allow_nan=False)
         except (TypeError, ValueError) as exc:
             line = json.dumps({"id": message.get("id"), "error": f"the reply is not JSON data: {describe(exc)}"})
         replies.write(line.encode() + b"\n")
@@ -85,7 +91,7 @@ def main():
         return
     send({"ready": True, "functions": functions})
     for line in calls:
-        request = json.loads(line)
+        request = arena_wire.loads(line)
         reply = {"id": request.get("id")}
         function = table.get(request.get("function"))
         if function is None:

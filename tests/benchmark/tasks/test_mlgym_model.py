@@ -176,3 +176,19 @@ def test_it_says_when_no_checkpoint_matches(mlgym, docker):
     (score,) = agent_does(task, [setup, "EVALUATE"])
     assert score.primary is None
     assert score.error == "cannot take checkpoints/*.pkl from the workspace: no file there matches it"
+
+
+def test_evaluate_submission_takes_one_pair_per_checkpoint_and_refuses_one_outside_the_pattern(mlgym, tmp_path):
+    from django.core.management.base import CommandError
+
+    from benchmark.management.commands.evaluate_submission import read_artifacts
+
+    task = mlgym(CAR)
+    file = tmp_path / "x"
+    file.write_bytes(b"data")
+    pairs = [f"config.yaml={file}", f"checkpoints/config-42-0.pkl={file}"]
+    assert set(read_artifacts(task, pairs)) == {"config.yaml", "checkpoints/config-42-0.pkl"}
+    with pytest.raises(CommandError, match="is not an artifact"):
+        read_artifacts(task, [*pairs, f"checkpoints/deeper/a.pkl={file}"])
+    with pytest.raises(CommandError, match=r"missing checkpoints/\*\.pkl"):
+        read_artifacts(task, pairs[:1])
