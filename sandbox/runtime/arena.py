@@ -21,6 +21,8 @@ submitted file's name, so that evaluators written to ``import strategy`` (MLGym'
 from __future__ import annotations
 
 import errno
+import hashlib
+import hmac
 import json
 import math
 import os
@@ -34,6 +36,7 @@ import arena_wire  # the values on the pipes: JSON, dicts keeping their integer 
 CALLS = "REFEREE_CALLS"
 REPLIES = "REFEREE_REPLIES"
 METRICS = "REFEREE_METRICS"
+CPU_KEY = "REFEREE_CPU_KEY"  # shared with the relay in the submission's sandbox (runtime/driver.py)
 
 
 def _env_float(name: str, default: float) -> float:
@@ -78,6 +81,11 @@ class Connection:
         self.buffer = bytearray()
         self.counter = 0
         self.closed = False
+        # Each line of the submission's is followed by the relay's, saying (and signing) the CPU
+        # time the submission's sandbox spent since the line before: see driver.relay.
+        self.key = os.environ.get(CPU_KEY, "").encode()
+        self.lines = 0
+        self.last_cpu_ns: int | None = None
         # Readable end first (never blocks); then the writable end, which exists once the
         # submission's driver has opened it: its sandbox may still be loading the module.
         self.replies = os.open(replies, os.O_RDONLY | os.O_NONBLOCK)
@@ -100,8 +108,7 @@ class Connection:
             raise SubmissionError(f"the submission's driver sent {_quote(ready)} instead of ready")
         self.functions = [str(name) for name in functions]
 
-    def _line(self, timeout: float, *, what: str) -> dict[str, Any]:
-        deadline = time.monotonic() + max(timeout, 0.0)
+    def _raw(self, deadline: float, timeout: float, *, what: str) -> bytes:
         while b"\n" not in self.buffer:
             if len(self.buffer) > self.max_reply:
                 raise SubmissionError(f"the submission's reply is longer than {self.max_reply} bytes")
@@ -116,6 +123,29 @@ class Connection:
         self.buffer = bytearray(rest)
         if len(line) > self.max_reply:
             raise SubmissionError(f"the submission's reply is longer than {self.max_reply} bytes")
+        return line
+
+    def _cpu(self, line: bytes, deadline: float, timeout: float, *, what: str) -> None:
+        """The relay's word on the CPU time behind ``line``, checked against the shared key."""
+        self.lines += 1
+        raw = self._raw(deadline, timeout, what=what)
+        try:
+            said = json.loads(raw)
+            cpu_ns = said["cpu_ns"]
+            digest = hashlib.sha256(line + b"\n").hexdigest()
+            expected = hmac.new(self.key, f"{self.lines}:{digest}:{cpu_ns}".encode(), hashlib.sha256).hexdigest()
+            genuine = isinstance(cpu_ns, int) and cpu_ns >= 0 and hmac.compare_digest(str(said["mac"]), expected)
+        except (ValueError, KeyError, TypeError):
+            genuine = False
+        if not genuine:
+            raise SubmissionError(f"a line on the pipes did not come from Referee's relay ({what}): {_quote(raw)}")
+        self.last_cpu_ns = cpu_ns
+
+    def _line(self, timeout: float, *, what: str) -> dict[str, Any]:
+        deadline = time.monotonic() + max(timeout, 0.0)
+        line = self._raw(deadline, timeout, what=what)
+        if self.key:
+            self._cpu(line, deadline, timeout, what=what)
         try:
             value = arena_wire.loads(line, parse_constant=_no_constants)
         except (ValueError, UnicodeDecodeError) as exc:
@@ -191,6 +221,12 @@ class Player:
 
     def __call__(self, *args: Any, seed: int | None = None) -> Any:
         return self.link.call(self.function, args, seed=seed, timeout=self.call_timeout)
+
+    @property
+    def cpu_seconds(self) -> float | None:
+        """The CPU time the submission's sandbox spent from the previous reply to the last one
+        (measured by the relay, outside the submitted process); None where nothing measured it."""
+        return None if self.link.last_cpu_ns is None else self.link.last_cpu_ns / 1e9
 
     def close(self) -> None:
         self.link.close()
