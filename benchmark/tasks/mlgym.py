@@ -359,7 +359,9 @@ def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
                 )
         else:
             missing.append(
-                f"dataset {dataset['name']}: Hugging Face dataset {dataset['data_path']} (no downloads here)"
+                f"dataset {dataset['name']}: Hugging Face dataset {dataset['data_path']} (no downloads here: MLGym "
+                "loads it from the hub when the task starts; Referee downloads nothing at run time and reads no "
+                "local copy of a hub dataset yet, so this task does not run here)"
             )
     for path in starter:
         if not (root / path).exists():
@@ -379,6 +381,14 @@ def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
             "image's), so it runs with a shim that drops the redundant axis (benchmark/tasks/mlgym_compat)."
         )
     plan, not_runnable = _plan(task_id=task_id, data=data, file=file, starter=starter)
+    memory_path = data.get("memory_path")
+    if isinstance(memory_path, str) and memory_path.strip():
+        where = "in this checkout, unused" if (root / memory_path).is_file() else "not in this checkout"
+        notes.append(
+            f"memory_path {memory_path} ({where}): the file of MLGym's memory tool (memory_write / memory_read, "
+            "its default_memory agent). Referee's agents have no memory tool: the file is neither given to the "
+            "agent nor read, and nothing carries over between runs, as with MLGym's default agent."
+        )
     if plan is not None and plan.get("evaluator_starter_dirs"):
         parts.append(MODEL_WRAPPER.read_bytes())
         notes.append(

@@ -192,3 +192,19 @@ def test_evaluate_submission_takes_one_pair_per_checkpoint_and_refuses_one_outsi
         read_artifacts(task, [*pairs, f"checkpoints/deeper/a.pkl={file}"])
     with pytest.raises(CommandError, match=r"missing checkpoints/\*\.pkl"):
         read_artifacts(task, pairs[:1])
+
+
+def test_it_says_on_the_task_page_that_mlgyms_memory_file_is_not_used(mlgym, researcher, client_for):
+    from django.urls import reverse
+
+    task = mlgym(CAR)
+    assert task.config["memory_path"] == "data/rlMountainCarContinuous/memory.json"
+    page = client_for(researcher).get(reverse("benchmark:task_detail", args=[task.code])).content.decode()
+    assert "memory_path data/rlMountainCarContinuous/memory.json (not in this checkout)" in page
+    assert "Referee&#x27;s agents have no memory tool" in page
+
+
+def test_it_refuses_a_hub_dataset_task_saying_nothing_downloads(mlgym):
+    cifar = mlgym("imageClassificationCifar10")
+    assert not cifar.config["runnable"] and cifar.data_status == Task.DataStatus.MISSING
+    assert "uoft-cs/cifar10 (no downloads here: MLGym loads it from the hub" in cifar.data_detail
