@@ -155,7 +155,8 @@ def test_it_scores_the_starter_network_and_ignores_the_agents_evaluate_and_src(m
     # Untrained networks never reach the goal: a small negative return, the action penalty.
     assert math.isfinite(honest.primary) and -100 < honest.primary < 0
     assert set(honest.metrics) == {"Reward Mean", "Reward Std"}
-    assert rigged.error == "" and rigged.metrics == honest.metrics  # MLGym's own files scored, not the agent's
+    # MLGym's own files scored, not the agent's (XLA's threaded float32 sums vary in the last digits).
+    assert rigged.error == "" and rigged.metrics == pytest.approx(honest.metrics, rel=1e-5)
 
 
 @pytest.mark.docker
