@@ -33,7 +33,7 @@ from benchmark.tasks.evaluation import artifacts_evaluate  # noqa: E402
 from benchmark.tasks.loader import BUILTIN_DIR, task_load  # noqa: E402
 from tests.benchmark.hidden_state_attacks import CACHED, JW, SOLVE_INSIDE  # noqa: E402
 
-COLUMNS = ("Decisions", "solver_decisions", "time_charge", "heuristic_ms", "trip_ms")
+COLUMNS = ("Decisions", "solver_decisions", "time_charge", "heuristic_ms", "calls")
 
 
 def unsaved_task() -> Task:

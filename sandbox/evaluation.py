@@ -25,6 +25,7 @@ import copy
 import json
 import math
 import os
+import secrets
 import shutil
 import tempfile
 import time
@@ -42,6 +43,7 @@ CALLS_MOUNT = "/referee-calls"
 CALLS_PREFIX = "referee-calls-"  # host temp dirs holding the pipes
 METRICS_FILE = ".referee/metrics.json"  # in the evaluator's workspace
 SUBMISSION_LOG = ".referee/submission.log"  # in the submission's workspace
+CPU_KEY_FILE = ".referee/cpu-key"  # in the submission's workspace, until its relay starts
 MAX_METRICS_BYTES = 1 << 20
 SUBMISSION_OUTPUT_KEPT = 4000
 
@@ -283,6 +285,13 @@ def evaluate(
         own.mounts = [runtime, pipes.mount()]  # nothing of the evaluator's
         own.labels = {**own.labels, "referee.sandbox.role": "submission"}
         own.env = {**calls, "REFEREE_RUNTIME": RUNTIME_MOUNT, "OPENBLAS_NUM_THREADS": "1"}
+        # The submission's CPU time per call, measured by the relay in its sandbox and signed with a
+        # key only the relay and the evaluator hold (runtime/driver.py). On Docker the sandbox has a
+        # cgroup of its own to read; elsewhere the relay counts its child's threads.
+        cpu_key = secrets.token_hex(32)
+        spec.env["REFEREE_CPU_KEY"] = cpu_key
+        if (backend or conf.backend_name()) == "docker":
+            own.env["REFEREE_CPU_SOURCE"] = "cgroup"
         specs.append(own)
 
     sessions = _Sessions()
@@ -294,6 +303,8 @@ def evaluate(
             sessions.submission = sessions.opened[1]
             for path, data in submission.files.items():
                 sessions.submission.put_file(artifact_path(path), data)
+            # Read and deleted by the relay before anything submitted runs in that sandbox.
+            sessions.submission.put_file(CPU_KEY_FILE, cpu_key.encode(), 0o600)
             sessions.submission.run(_driver_command(submission), timeout=30)
             if submission.stub:
                 sessions.evaluator.put_file(artifact_path(submission.module), stub_source(submission))

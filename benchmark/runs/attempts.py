@@ -44,14 +44,13 @@ def _storage() -> Storage:
 def attempt_take(*, task: Task, session: Any) -> dict[str, bytes] | None:
     """The task's declared artifacts as they stand in the agent's workspace, or None when one cannot
     be read (the evaluation that follows says why; such an attempt has no score to keep)."""
-    from benchmark.tasks.evaluation import MAX_ARTIFACT_BYTES, WORKDIR
+    from benchmark.tasks.evaluation import artifacts_take
     from sandbox import SandboxError
 
-    names = task.config.get("artifacts") or []
-    if not names:
+    if not task.config.get("artifacts"):
         return None
     try:
-        return {name: session.get_file(f"{WORKDIR}/{name}", max_bytes=MAX_ARTIFACT_BYTES) for name in names}
+        return artifacts_take(task=task, session=session)
     except SandboxError:
         return None
 

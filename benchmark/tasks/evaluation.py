@@ -11,10 +11,12 @@ never from anything the agent's code can print. `validate`, `submit`, the baseli
 
 from __future__ import annotations
 
+import fnmatch
 import math
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from benchmark.models import Task
@@ -25,6 +27,9 @@ from sandbox.evaluation import Submission
 Split = Literal["dev", "test"]
 WORKDIR = "/workspace"
 MAX_ARTIFACT_BYTES = 64 << 20
+# A declared artifact may be a pattern in its last path segment (MLGym's `checkpoints/*.pkl`): the
+# files that match, in that folder only, up to this many.
+MAX_ARTIFACT_MATCHES = 32
 OUTPUT_KEPT = 20_000
 
 
@@ -175,6 +180,49 @@ def submission_of(task: Task, artifacts: dict[str, bytes]) -> tuple[Submission |
     return submission, data
 
 
+def artifact_is_pattern(declared: str) -> bool:
+    return any(char in declared for char in "*?[")
+
+
+def artifact_matches(name: str, declared: str) -> bool:
+    """name is the declared artifact, or a file a declared pattern covers (`checkpoints/*.pkl`
+    covers checkpoints/a.pkl, never checkpoints/x/a.pkl)."""
+    if name == declared or not artifact_is_pattern(declared):
+        return name == declared
+    parts, pattern = PurePosixPath(name).parts, PurePosixPath(declared).parts
+    return len(parts) == len(pattern) and all(fnmatch.fnmatchcase(a, b) for a, b in zip(parts, pattern, strict=True))
+
+
+def _artifact_read(session: Session, name: str) -> bytes:
+    try:
+        return session.get_file(f"{WORKDIR}/{name}", max_bytes=MAX_ARTIFACT_BYTES)
+    except SandboxError as exc:
+        raise SandboxError(f"cannot take {name} from the workspace: {exc}") from None
+
+
+def artifacts_take(*, task: Task, session: Session) -> dict[str, bytes]:
+    """The declared artifacts as they stand in the agent's workspace (a pattern: every file it
+    matches); raises SandboxError saying which one cannot be taken."""
+    artifacts: dict[str, bytes] = {}
+    for declared in task.config.get("artifacts", []):
+        if not artifact_is_pattern(declared):
+            artifacts[declared] = _artifact_read(session, declared)
+            continue
+        folder = PurePosixPath(declared).parent.as_posix()
+        # Only names come back from the agent's shell; each is matched here and read like any artifact.
+        listing = session.run(f"cd {WORKDIR} && find {shlex.quote(folder)} -maxdepth 1 -type f 2>/dev/null", timeout=60)
+        names = sorted(
+            {line.strip() for line in listing.output.splitlines() if artifact_matches(line.strip(), declared)}
+        )
+        if not names:
+            raise SandboxError(f"cannot take {declared} from the workspace: no file there matches it")
+        if len(names) > MAX_ARTIFACT_MATCHES:
+            raise SandboxError(f"cannot take {declared}: {len(names)} files match it, at most {MAX_ARTIFACT_MATCHES}")
+        for name in names:
+            artifacts[name] = _artifact_read(session, name)
+    return artifacts
+
+
 def artifacts_evaluate(*, task: Task, artifacts: dict[str, bytes], split: Split) -> ScoreResult:
     """Run the task's pristine evaluator on these artifact files in fresh sandboxes."""
     from sandbox.evaluation import EVALUATOR_MOUNT, evaluate
@@ -185,12 +233,13 @@ def artifacts_evaluate(*, task: Task, artifacts: dict[str, bytes], split: Split)
         folder = task_folder(task)
     except TaskNotRunnable as exc:
         return ScoreResult(split=split, error=str(exc))
-    missing = [name for name in task.config.get("artifacts", []) if name not in artifacts]
+    declared = task.config.get("artifacts", [])
+    missing = [pattern for pattern in declared if not any(artifact_matches(name, pattern) for name in artifacts)]
     if missing:
         return ScoreResult(
             split=split, error=f"no {missing[0]} to evaluate: the task's artifacts are {task.config['artifacts']}"
         )
-    unknown = [name for name in artifacts if name not in task.config.get("artifacts", [])]
+    unknown = [name for name in artifacts if not any(artifact_matches(name, pattern) for pattern in declared)]
     if unknown:
         return ScoreResult(
             split=split, error=f"{unknown[0]} is not an artifact of task {task.slug}: use {task.config['artifacts']}"
@@ -226,12 +275,10 @@ def artifacts_evaluate(*, task: Task, artifacts: dict[str, bytes], split: Split)
 
 def submission_evaluate(*, task: Task, session: Session, split: Split) -> ScoreResult:
     """Copy only the declared artifacts out of the agent's session and score them (validate/submit)."""
-    artifacts: dict[str, bytes] = {}
-    for name in task.config.get("artifacts", []):
-        try:
-            artifacts[name] = session.get_file(f"{WORKDIR}/{name}", max_bytes=MAX_ARTIFACT_BYTES)
-        except SandboxError as exc:
-            return ScoreResult(split=split, error=f"cannot take {name} from the workspace: {exc}")
     if not task.config.get("artifacts"):
         return ScoreResult(split=split, error=f"task {task.slug} declares no artifacts to evaluate")
+    try:
+        artifacts = artifacts_take(task=task, session=session)
+    except SandboxError as exc:
+        return ScoreResult(split=split, error=str(exc))
     return artifacts_evaluate(task=task, artifacts=artifacts, split=split)

@@ -67,14 +67,26 @@ CSV_ANSWERS = {
 }
 # The game tasks: the submitted module and the function MLGym's evaluate.py imports from it.
 GAME_MODULE, GAME_FUNCTION = "strategy.py", "row_strategy"
+# MLGym's 3-SAT task: the submitted module, its function, and the dataset (formulas with their answers).
+SAT_MODULE, SAT_FUNCTION, SAT_DATASET = "heuristic.py", "heuristic_fn", "data/dataset.pkl"
 # Published metrics that measure the machine, not the submission: shown, never compared.
 MACHINE_BOUND = {"Time"}
 # MLGym's Monte-Carlo evaluations (unseeded): their baselines are repeated to measure the spread.
 MONTE_CARLO_REPEATS = 5
 # Files above this size are identified by size and mtime in the version hash, not read whole.
 HASH_BYTES_LIMIT = 16 << 20
+# MLGym's model tasks (its RL tasks): a config.yaml and the checkpoints trained with it. MLGym runs
+# `evaluate.py --config_fname <the workspace's first *.yaml>`; Referee passes the submitted config.yaml,
+# and runs evaluate.py through a wrapper that loads checkpoints as data only (mlgym_compat/model_evaluate.py).
+MODEL_CONFIG, MODEL_CHECKPOINTS = "config.yaml", "checkpoints/*.pkl"
+MODEL_WRAPPER = Path(__file__).resolve().parent / "mlgym_compat" / "model_evaluate.py"
+MODEL_COMMAND = f"python3 /evaluator/{MODEL_WRAPPER.name} /evaluator/evaluate.py --config_fname {MODEL_CONFIG}"
+# The model tasks whose evaluation has been run behind Referee's walls here (tests/benchmark/tasks/
+# test_mlgym_model.py); the others share the layout but their requirements and evaluation are untried.
+MODEL_TASKS_TRIED = {"rlMountainCarContinuous"}
 CSV_COMMAND = "cp -R /evaluator/hidden/. . && python3 /evaluator/evaluate.py --submission_file submission.csv"
 GAME_COMMAND = "python3 /evaluator/evaluate.py"
+SAT_COMMAND = "cp -R /evaluator/hidden/. . && python3 /evaluator/evaluate.py"
 
 
 # -- MLGym task definitions ------------------------------------------------------------------
@@ -190,12 +202,54 @@ def _plan(*, task_id: str, data: dict, file: Path, starter: list[str]) -> tuple[
             "monte_carlo_repeats": 1,
             "sandbox": {"memory_mb": 4096, "cpus": 1.0},
         }, ""
-    if task_id == "3SATTime":
+    if entrypoint == "ModelSubmissionTasks" and task_id in MODEL_TASKS_TRIED and "src" in names:
+        scripts = [path for path in baseline_paths_full(data) if path.endswith(".py")]
+        return {
+            "artifacts": [MODEL_CONFIG, MODEL_CHECKPOINTS],
+            "submission": None,
+            # MLGym's src/ (helpers, networks) goes to the evaluator pristine: evaluate.py imports it.
+            "evaluator_starter_dirs": True,
+            "evaluator": {"dir": "evaluator", "command": MODEL_COMMAND, "timeout": 1800, "metrics": "stdout"},
+            # MLGym's baseline: src/train.py from the workspace, whose config is src/config.yaml.
+            "baseline": {
+                "dir": None,
+                "command": f"python3 {scripts[0]} && cp src/{MODEL_CONFIG} {MODEL_CONFIG}" if scripts else "",
+                "timeout": min(int(timeout), 3600),
+            },
+            "monte_carlo_repeats": 1,
+            "sandbox": {"memory_mb": 4096, "cpus": 1.0},
+        }, ""
+    if entrypoint == "ModelSubmissionTasks":
         return None, (
-            "its heuristic_fn takes dicts keyed by integers (assignments, conflict counts), which Referee's "
-            "JSON call protocol between the evaluator and the submission's sandbox cannot pass unchanged"
+            "Referee evaluates MLGym's model tasks (config.yaml and checkpoints/*.pkl, checkpoints loaded as data "
+            f"only) and has tried it on {', '.join(sorted(MODEL_TASKS_TRIED))}; this task's requirements and "
+            "evaluation have not been run behind its walls yet"
         )
+    if entrypoint == "PythonSubmissionTasks" and task_id == "3SATTime" and SAT_MODULE in names:
+        # heuristic_fn runs in the submission's sandbox; its int-keyed dicts cross the pipes intact
+        # (sandbox/runtime/arena_wire.py). The dataset holds each formula's answer (is_sat): evaluator only.
+        return {
+            "artifacts": [SAT_MODULE],
+            "hidden_files": [SAT_DATASET],
+            "submission": {
+                "module": SAT_MODULE,
+                "functions": [SAT_FUNCTION],
+                "files": [SAT_MODULE],
+                "call_timeout": 5.0,
+                "load_timeout": 60.0,
+                "max_reply_bytes": 1 << 20,
+                "stub": True,
+            },
+            "evaluator": {"dir": "evaluator", "command": SAT_COMMAND, "timeout": int(timeout), "metrics": "stdout"},
+            "baseline": {"dir": None, "command": f"python3 -c 'import {SAT_MODULE[:-3]}'", "timeout": 120},
+            "monte_carlo_repeats": 1,
+            "sandbox": {"memory_mb": 2048, "cpus": 1.0},
+        }, ""
     return None, f"Referee does not yet evaluate MLGym's {entrypoint or 'unnamed'} tasks behind its walls"
+
+
+def baseline_paths_full(data: dict) -> list[str]:
+    return [str(path) for path in data.get("baseline_paths") or [] if isinstance(path, str)]
 
 
 def _notes(*, root: Path, sample: str | None, datasets: dict[str, dict]) -> list[str]:
@@ -298,10 +352,16 @@ def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
             elif generator is not None:
                 generated[dataset["data_path"]] = generator.relative_to(root).as_posix()
             else:
-                missing.append(f"dataset {dataset['name']}: put its files in {path}")
+                missing.append(
+                    f"dataset {dataset['name']}: put its files in {path} (this checkout has neither "
+                    f"{dataset['data_path']} nor MLGym's _helpers/_generate_split.py to make it; Referee does not make up data in its place: "
+                    "it would be another task, and MLGym's published baseline would not apply to it)"
+                )
         else:
             missing.append(
-                f"dataset {dataset['name']}: Hugging Face dataset {dataset['data_path']} (no downloads here)"
+                f"dataset {dataset['name']}: Hugging Face dataset {dataset['data_path']} (no downloads here: MLGym "
+                "loads it from the hub when the task starts; Referee downloads nothing at run time and reads no "
+                "local copy of a hub dataset yet, so this task does not run here)"
             )
     for path in starter:
         if not (root / path).exists():
@@ -321,6 +381,24 @@ def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
             "image's), so it runs with a shim that drops the redundant axis (benchmark/tasks/mlgym_compat)."
         )
     plan, not_runnable = _plan(task_id=task_id, data=data, file=file, starter=starter)
+    memory_path = data.get("memory_path")
+    if isinstance(memory_path, str) and memory_path.strip():
+        where = "in this checkout, unused" if (root / memory_path).is_file() else "not in this checkout"
+        notes.append(
+            f"memory_path {memory_path} ({where}): the file of MLGym's memory tool (memory_write / memory_read, "
+            "its default_memory agent). Referee's agents have no memory tool: the file is neither given to the "
+            "agent nor read, and nothing carries over between runs, as with MLGym's default agent."
+        )
+    if plan is not None and plan.get("evaluator_starter_dirs"):
+        parts.append(MODEL_WRAPPER.read_bytes())
+        notes.append(
+            "Scoring takes config.yaml and checkpoints/*.pkl from the workspace. The evaluator imports MLGym's own "
+            "src/ (helpers, networks), never the workspace's, and loads the checkpoints as data only (NumPy/JAX "
+            "arrays, dicts, FrozenDict, DotMap): a checkpoint that names any other Python object is refused. "
+            "MLGym's baseline (src/train.py) trains 5 PPO models for its config's num_train_steps on a GPU; "
+            f"within training_timeout ({timeout or 1800} s) on one CPU it does not finish, so its computed "
+            "baseline here is the timeout, and the published value stands alone."
+        )
     if missing:
         data_status = Task.DataStatus.MISSING
     else:

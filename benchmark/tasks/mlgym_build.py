@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 from django.conf import settings
 
 from benchmark.models import Task
-from benchmark.tasks.mlgym import ANSWER_NAMES, mlgym_task_load
+from benchmark.tasks.mlgym import ANSWER_NAMES, MODEL_WRAPPER, mlgym_task_load
 from benchmark.tasks.spec import task_files
 from sandbox import SandboxError, SandboxSpec, open_session
 from sandbox.base import Mount
@@ -115,6 +115,10 @@ def _build(task: Task, root: Path, folder: Path) -> dict:
         _copy(source, workspace / source.name)  # MLGym puts starter code at the workspace's top
         if source.suffix == ".py" and source.name not in submitted and source.name not in baseline_names:
             _copy(source, evaluator / source.name)  # evaluate.py and what it imports (target.py): pristine
+        elif source.is_dir() and config.get("evaluator_starter_dirs"):
+            _copy(source, evaluator / source.name)  # the model tasks' src/ package, which evaluate.py imports
+    if config.get("evaluator_starter_dirs"):
+        _copy(MODEL_WRAPPER, evaluator / MODEL_WRAPPER.name)
     if not (evaluator / "evaluate.py").is_file():
         raise MlgymBuildError("MLGym's evaluate.py is not among the task's starter code")
     data_dir = workspace / "data"
@@ -127,9 +131,10 @@ def _build(task: Task, root: Path, folder: Path) -> dict:
     for data_path, script in config.get("generated_data", {}).items():
         _generate(root=root, script=script, data_path=data_path, target=data_dir)
     moved = []
+    hidden_files = set(config.get("hidden_files", []))
     for path in task_files(workspace):
-        if path.name.lower() in ANSWER_NAMES:
-            relative = path.relative_to(workspace)
+        relative = path.relative_to(workspace)
+        if path.name.lower() in ANSWER_NAMES or relative.as_posix() in hidden_files:
             (hidden / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.move(path, hidden / relative)
             moved.append(relative.as_posix())

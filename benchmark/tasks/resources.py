@@ -14,6 +14,15 @@ from benchmark.models import Task
 
 # `jax[cuda12]` on a CPU task: the CUDA wheels (gigabytes) would serve nothing; plain jax runs on the CPU.
 CUDA_EXTRA = re.compile(r"\[([^\]]*)\]")
+# Unpinned lines resolve to today's releases. MLGym's RL lists (jax, flax, tensorflow_probability...)
+# then get jax 0.7+, whose removal of jax.interpreters.xla.pytype_aval_mappings breaks the newest
+# tensorflow_probability (0.25) at import: MLGym's networks.py could not even load. A bare `jax`
+# beside tensorflow_probability is capped to the last JAX that tfp imports with. gymnax 1.0 made
+# env.step return (obs, state, reward, terminated, truncated, info), six values where MLGym's
+# policy.py and evaluate.py unpack five: a bare `gymnax` is capped to the 0.0 series.
+# package -> (the package whose presence calls for the cap, "" for always; the cap).
+COMPAT_CAPS: dict[str, tuple[str, str]] = {"jax": ("tensorflow_probability", "<0.7"), "gymnax": ("", "<1")}
+SPECIFIER = re.compile(r"[<>=!~;@]")
 
 MLGYM_GPU_TASKS = frozenset(
     {
@@ -47,8 +56,23 @@ def _without_cuda_extras(line: str) -> str:
     return CUDA_EXTRA.sub(keep, line, count=1)
 
 
+def _package(line: str) -> str:
+    return re.split(r"[\s\[<>=!~;@]", line.strip(), maxsplit=1)[0].lower().replace("-", "_")
+
+
+def _capped(lines: list[str]) -> list[str]:
+    names = {_package(line) for line in lines}
+    capped = []
+    for line in lines:
+        cap = COMPAT_CAPS.get(_package(line))
+        unpinned = not SPECIFIER.search(line)
+        capped.append(line.strip() + cap[1] if cap and (not cap[0] or cap[0] in names) and unpinned else line)
+    return capped
+
+
 def task_requirements(task: Task) -> list[str]:
     """The pip requirement lines the task's image variant adds to the sandbox image (sandbox.variants);
-    a CPU task's CUDA extras are dropped."""
+    a CPU task's CUDA extras are dropped, and a bare line that today's releases break is capped
+    (COMPAT_CAPS)."""
     lines = [str(line) for line in (task.config or {}).get("requirements", [])]
-    return lines if task_gpus(task) else [_without_cuda_extras(line) for line in lines]
+    return _capped(lines if task_gpus(task) else [_without_cuda_extras(line) for line in lines])

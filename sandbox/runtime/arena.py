@@ -21,6 +21,8 @@ submitted file's name, so that evaluators written to ``import strategy`` (MLGym'
 from __future__ import annotations
 
 import errno
+import hashlib
+import hmac
 import json
 import math
 import os
@@ -29,9 +31,12 @@ import sys
 import time
 from typing import Any
 
+import arena_wire  # the values on the pipes: JSON, dicts keeping their integer keys
+
 CALLS = "REFEREE_CALLS"
 REPLIES = "REFEREE_REPLIES"
 METRICS = "REFEREE_METRICS"
+CPU_KEY = "REFEREE_CPU_KEY"  # shared with the relay in the submission's sandbox (runtime/driver.py)
 
 
 def _env_float(name: str, default: float) -> float:
@@ -76,6 +81,11 @@ class Connection:
         self.buffer = bytearray()
         self.counter = 0
         self.closed = False
+        # Each line of the submission's is followed by the relay's, saying (and signing) the CPU
+        # time the submission's sandbox spent since the line before: see driver.relay.
+        self.key = os.environ.get(CPU_KEY, "").encode()
+        self.lines = 0
+        self.last_cpu_ns: int | None = None
         # Readable end first (never blocks); then the writable end, which exists once the
         # submission's driver has opened it: its sandbox may still be loading the module.
         self.replies = os.open(replies, os.O_RDONLY | os.O_NONBLOCK)
@@ -98,8 +108,7 @@ class Connection:
             raise SubmissionError(f"the submission's driver sent {_quote(ready)} instead of ready")
         self.functions = [str(name) for name in functions]
 
-    def _line(self, timeout: float, *, what: str) -> dict[str, Any]:
-        deadline = time.monotonic() + max(timeout, 0.0)
+    def _raw(self, deadline: float, timeout: float, *, what: str) -> bytes:
         while b"\n" not in self.buffer:
             if len(self.buffer) > self.max_reply:
                 raise SubmissionError(f"the submission's reply is longer than {self.max_reply} bytes")
@@ -114,8 +123,31 @@ class Connection:
         self.buffer = bytearray(rest)
         if len(line) > self.max_reply:
             raise SubmissionError(f"the submission's reply is longer than {self.max_reply} bytes")
+        return line
+
+    def _cpu(self, line: bytes, deadline: float, timeout: float, *, what: str) -> None:
+        """The relay's word on the CPU time behind ``line``, checked against the shared key."""
+        self.lines += 1
+        raw = self._raw(deadline, timeout, what=what)
         try:
-            value = json.loads(line, parse_constant=_no_constants)
+            said = json.loads(raw)
+            cpu_ns = said["cpu_ns"]
+            digest = hashlib.sha256(line + b"\n").hexdigest()
+            expected = hmac.new(self.key, f"{self.lines}:{digest}:{cpu_ns}".encode(), hashlib.sha256).hexdigest()
+            genuine = isinstance(cpu_ns, int) and cpu_ns >= 0 and hmac.compare_digest(str(said["mac"]), expected)
+        except (ValueError, KeyError, TypeError):
+            genuine = False
+        if not genuine:
+            raise SubmissionError(f"a line on the pipes did not come from Referee's relay ({what}): {_quote(raw)}")
+        self.last_cpu_ns = cpu_ns
+
+    def _line(self, timeout: float, *, what: str) -> dict[str, Any]:
+        deadline = time.monotonic() + max(timeout, 0.0)
+        line = self._raw(deadline, timeout, what=what)
+        if self.key:
+            self._cpu(line, deadline, timeout, what=what)
+        try:
+            value = arena_wire.loads(line, parse_constant=_no_constants)
         except (ValueError, UnicodeDecodeError) as exc:
             raise SubmissionError(f"the submission's reply is not JSON data: {_quote(exc)}") from None
         if not isinstance(value, dict):
@@ -146,7 +178,7 @@ class Connection:
         self.counter += 1
         request = {"id": self.counter, "function": function, "args": list(args), "kwargs": dict(kwargs or {})}
         request["seed"] = seed
-        self._write(json.dumps(request).encode() + b"\n", timeout)
+        self._write(arena_wire.dumps(request).encode() + b"\n", timeout)
         reply = self._line(timeout, what=function)
         if reply.get("id") != self.counter:
             raise SubmissionError(f"the submission answered out of turn: {_quote(reply)}")
@@ -189,6 +221,12 @@ class Player:
 
     def __call__(self, *args: Any, seed: int | None = None) -> Any:
         return self.link.call(self.function, args, seed=seed, timeout=self.call_timeout)
+
+    @property
+    def cpu_seconds(self) -> float | None:
+        """The CPU time the submission's sandbox spent from the previous reply to the last one
+        (measured by the relay, outside the submitted process); None where nothing measured it."""
+        return None if self.link.last_cpu_ns is None else self.link.last_cpu_ns / 1e9
 
     def close(self) -> None:
         self.link.close()

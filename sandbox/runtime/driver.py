@@ -10,17 +10,27 @@ Protocol (one JSON object per line, UTF-8; the evaluator's side is runtime/arena
     replies <- {"ready": true, "functions": [...]}      or {"error": "cannot load ..."}
     calls   -> {"id": n, "function": name, "args": [...], "kwargs": {...}, "seed": int | null}
     replies <- {"id": n, "ok": value}                    or {"id": n, "error": "..."}
-Values are JSON data only (no NaN or infinity). The evaluator enforces the time and size limit
-of every reply and checks every value; nothing the submission writes anywhere else (its stdout,
+Values are JSON data only (no NaN or infinity); dicts keep non-string keys (runtime/arena_wire.py).
+The evaluator enforces the time and size limit of every reply and checks every value; nothing the submission writes anywhere else (its stdout,
 its stderr, other files, other processes of its sandbox) reaches the evaluator or the score.
 """
 
+import ctypes
+import hashlib
+import hmac
 import importlib.util
 import json
 import os
 import random
+import subprocess
 import sys
 import traceback
+
+# -I leaves this folder off sys.path: the pipes' codec is imported from it before anything submitted.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import arena_wire  # noqa: E402
+
+del sys.path[0]
 
 # A second wall only: the sandbox is the first (it holds nothing secret). Python-level process
 # starts and reads of /proc are refused; raw syscalls or _posixsubprocess get around this hook,
@@ -63,7 +73,7 @@ def main():
 
     def send(message):
         try:
-            line = json.dumps(message, allow_nan=False)
+            line = arena_wire.dumps(message, allow_nan=False)
         except (TypeError, ValueError) as exc:
             line = json.dumps({"id": message.get("id"), "error": f"the reply is not JSON data: {describe(exc)}"})
         replies.write(line.encode() + b"\n")
@@ -85,7 +95,7 @@ def main():
         return
     send({"ready": True, "functions": functions})
     for line in calls:
-        request = json.loads(line)
+        request = arena_wire.loads(line)
         reply = {"id": request.get("id")}
         function = table.get(request.get("function"))
         if function is None:
@@ -101,5 +111,141 @@ def main():
         send(reply)
 
 
+# -- The relay: the CPU time each call cost, measured outside the submission's process ---------
+#
+# With a key file (CPU_KEY_FILE, written by the worker before anything submitted runs here),
+# this process does not load the submission: it is a relay. It reads the key and deletes the
+# file, makes itself undumpable (no ptrace, no /proc/<pid>/mem or environ for the submission,
+# which runs as the same user), then runs the submission as its child (`--worker`) over pipes of
+# its own. After each line the child sends it forwards that line and one of its own:
+#     {"cpu_ns": n, "mac": HMAC(key, index, sha256(line), n)}
+# n being the CPU time the whole sandbox used since the previous line (its cgroup's counter on
+# Docker, where the sandbox has its own; else the child's threads): work done between calls is
+# charged to the next one. The evaluator (arena.py) holds the same key and refuses a line whose
+# MAC is wrong, so a child that opens the named pipes itself cannot vouch for its own time.
+CPU_KEY_FILE = ".referee/cpu-key"
+CGROUP_COUNTERS = (
+    ("/sys/fs/cgroup/cpu.stat", "usage_usec", 1000),  # cgroup v2, the sandbox's own namespace
+    ("/sys/fs/cgroup/cpuacct/cpuacct.usage", None, 1),  # cgroup v1 (Docker mounts the container's)
+    ("/sys/fs/cgroup/cpu,cpuacct/cpuacct.usage", None, 1),
+)
+
+
+def cgroup_reader():
+    if os.environ.get("REFEREE_CPU_SOURCE") != "cgroup":
+        return None
+    for path, field, scale in CGROUP_COUNTERS:
+        try:
+            with open(path) as fh:
+                text = fh.read()
+        except OSError:
+            continue
+
+        def read(path=path, field=field, scale=scale):
+            with open(path) as fh:
+                text = fh.read()
+            if field is None:
+                return int(text.strip()) * scale
+            for line in text.splitlines():
+                name, _, value = line.partition(" ")
+                if name == field:
+                    return int(value) * scale
+            raise OSError(f"no {field} in {path}")
+
+        if text:
+            return read
+    return None
+
+
+def threads_reader(pid):
+    """Without a cgroup of its own: the child's live threads to the nanosecond (schedstat), and its
+    whole CPU time, exited threads included, to the kernel's tick (stat); the larger, never less
+    than before (an exited thread leaves the live sum)."""
+    tick = 1e9 / os.sysconf("SC_CLK_TCK")
+    seen = [0]
+
+    def read():
+        live = 0
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            return seen[0]
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/schedstat") as fh:
+                    live += int(fh.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            whole = int((int(fields[11]) + int(fields[12])) * tick)  # utime, stime
+        except (OSError, ValueError, IndexError):
+            whole = 0
+        seen[0] = max(seen[0], live, whole)
+        return seen[0]
+
+    return read
+
+
+def undumpable():
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE, 0
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+
+
+def mac(key, index, line, cpu_ns):
+    message = f"{index}:{hashlib.sha256(line).hexdigest()}:{cpu_ns}".encode()
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def relay(key):
+    calls_path, replies_path, module_path, names = sys.argv[1:5]
+    undumpable()
+    calls = open(calls_path, "rb")
+    replies = open(replies_path, "wb", buffering=0)
+    to_child_r, to_child_w = os.pipe()
+    from_child_r, from_child_w = os.pipe()
+    child = subprocess.Popen(
+        [sys.executable, "-I", os.path.abspath(__file__), f"/dev/fd/{to_child_r}", f"/dev/fd/{from_child_w}",
+         module_path, names],
+        pass_fds=(to_child_r, from_child_w),
+        env={name: value for name, value in os.environ.items() if not name.startswith("REFEREE_")},
+    )  # fmt: skip
+    os.close(to_child_r)
+    os.close(from_child_w)
+    counter = cgroup_reader() or threads_reader(child.pid)
+    to_child = os.fdopen(to_child_w, "wb", buffering=0)
+    from_child = os.fdopen(from_child_r, "rb")
+    last = counter()
+    index = 0
+
+    def forward_calls():
+        for line in calls:
+            to_child.write(line)
+        to_child.close()
+
+    import threading
+
+    threading.Thread(target=forward_calls, daemon=True).start()
+    for line in from_child:
+        now = counter()
+        spent, last = max(0, now - last), now
+        index += 1
+        line = line.rstrip(b"\n") + b"\n"
+        replies.write(line)
+        replies.write(json.dumps({"cpu_ns": spent, "mac": mac(key, index, line, spent)}).encode() + b"\n")
+    child.wait()
+
+
 if __name__ == "__main__":
-    main()
+    try:
+        with open(CPU_KEY_FILE, "rb") as fh:
+            KEY = fh.read().strip()
+        os.unlink(CPU_KEY_FILE)
+    except FileNotFoundError:
+        KEY = b""
+    if KEY:
+        relay(KEY)
+    else:
+        main()

@@ -16,7 +16,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from benchmark.models import Task
-from benchmark.tasks.evaluation import MAX_ARTIFACT_BYTES, ScoreResult, artifacts_evaluate
+from benchmark.tasks.evaluation import MAX_ARTIFACT_BYTES, ScoreResult, artifact_matches, artifacts_evaluate
 
 
 def read_artifacts(task: Task, pairs: list[str]) -> dict[str, bytes]:
@@ -27,7 +27,7 @@ def read_artifacts(task: Task, pairs: list[str]) -> dict[str, bytes]:
         name, sep, raw = pair.partition("=")
         if not sep or not name or not raw:
             raise CommandError(f"{pair!r}: write NAME=PATH, e.g. {declared[0] if declared else 'file'}=./path")
-        if name not in declared:
+        if not any(artifact_matches(name, pattern) for pattern in declared):  # a pattern: one pair per file
             raise CommandError(f"{name!r} is not an artifact of {task.slug}: its artifacts are {', '.join(declared)}")
         if name in artifacts:
             raise CommandError(f"{name!r} is given twice")
@@ -37,7 +37,7 @@ def read_artifacts(task: Task, pairs: list[str]) -> dict[str, bytes]:
         if path.stat().st_size > MAX_ARTIFACT_BYTES:
             raise CommandError(f"{name}={raw}: larger than {MAX_ARTIFACT_BYTES >> 20} MiB")
         artifacts[name] = path.read_bytes()
-    missing = [name for name in declared if name not in artifacts]
+    missing = [pattern for pattern in declared if not any(artifact_matches(name, pattern) for name in artifacts)]
     if missing:
         raise CommandError(f"{task.slug} needs {', '.join(declared)}: missing {', '.join(missing)}")
     return artifacts

@@ -129,13 +129,13 @@ def test_it_loads_every_mlgym_config():
     runnable = {spec.slug for spec in specs if spec.runnable}
     assert runnable == {
         "battleOfSexes", "prisonersDilemma", "blotto", "titanicSurvival",
-        "regressionKaggleHousePrice", "regressionKaggleHousePriceL1",
+        "regressionKaggleHousePrice", "regressionKaggleHousePriceL1", "rlMountainCarContinuous",
     }  # fmt: skip
     assert all(spec.data_status == Task.DataStatus.MISSING for spec in specs if "data/" in spec.data_detail)
     assert str(MLGYM_DIR / "data" / "3SATTime" / "data") in by_slug["3SATTime"].data_detail
     assert "uoft-cs/cifar10" in by_slug["imageClassificationCifar10"].data_detail
     assert "datasets/housePrice.yaml not found" in by_slug["regressionHousePrice"].data_detail
-    assert "ModelSubmissionTasks" in by_slug["rlMountainCarContinuous"].config["not_runnable_reason"]
+    assert "model tasks" in by_slug["rlMountainCarContinuousReinforce"].config["not_runnable_reason"]
     assert by_slug["titanicSurvival"].metric == "accuracy"  # what its evaluate.py prints
     assert "{dataset_docs}" not in by_slug["regressionKaggleHousePrice"].description
     assert by_slug["prisonersDilemma"].config["published_baseline_scores"] == {"Score": 2.3716301918029785}

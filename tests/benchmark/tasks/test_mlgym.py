@@ -64,7 +64,7 @@ def test_it_names_what_a_missing_task_lacks_and_does_not_offer_it(mlgym):
     from benchmark.runs.forms import launchable_tasks
 
     sat = mlgym("3SATTime")
-    car = mlgym("rlMountainCarContinuous")
+    car = mlgym("rlMountainCarContinuousReinforce")
     blotto = mlgym("blotto")
     assert sat.data_status == Task.DataStatus.MISSING
     assert f"put its files in {MLGYM_DIR / 'data' / '3SATTime' / 'data'}" in sat.data_detail
@@ -136,7 +136,9 @@ def test_its_pages_say_what_is_missing_and_why_a_task_does_not_run(mlgym, resear
     client = client_for(researcher)
     sat = client.get(reverse("benchmark:task_detail", args=[mlgym("3SATTime").code])).content.decode()
     assert str(MLGYM_DIR / "data" / "3SATTime" / "data") in sat and "its data is missing" in sat
-    car = client.get(reverse("benchmark:task_detail", args=[mlgym("rlMountainCarContinuous").code])).content.decode()
+    car = client.get(
+        reverse("benchmark:task_detail", args=[mlgym("rlMountainCarContinuousReinforce").code])
+    ).content.decode()
     assert "ModelSubmissionTasks" in car and "Launch on this task" not in car
     titanic = client.get(reverse("benchmark:task_detail", args=[mlgym("titanic").code])).content.decode()
     assert "Launch on this task" in titanic and "byte for byte its answers" in titanic
