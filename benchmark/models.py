@@ -307,6 +307,10 @@ class Run(models.Model):
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.REFEREE)
     method = models.CharField(max_length=200, blank=True, help_text="leaderboard method name (agent + model)")
     replay_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replays")
+    # A fork starts from step `fork_step` of `fork_of`: steps 1..fork_step are copied from it (marked
+    # state["forked_from"]), replayed into a fresh sandbox, and a chosen agent goes on from there.
+    fork_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks")
+    fork_step = models.PositiveIntegerField(null=True, blank=True, help_text="the parent's step the fork goes on from")
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     exit_status = models.CharField(max_length=60, blank=True, help_text="MLGym vocabulary: submitted, exit_cost, ...")
     error = OutputTextField(blank=True)

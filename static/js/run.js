@@ -139,6 +139,14 @@
       if (step.score.primary !== null && !step.score.error) chip.title = String(step.score.primary);
       header.appendChild(chip);
     }
+    if (step.state && step.state.forked_from) {
+      header.appendChild(el("span", "badge", "from the parent run (step " + step.state.forked_from.index + ")"));
+    }
+    if (config.dataset.forkUrl) {
+      const fork = el("a", "fork-here", "Fork from here");
+      fork.href = config.dataset.forkUrl + "?step=" + step.index;
+      header.appendChild(fork);
+    }
     if (step.state && step.state.replay) {
       const same = step.state.replay.same;
       header.appendChild(el("span", "badge " + (same ? "ok" : "warn"), same ? "replay: same output" : "replay: output differs"));
