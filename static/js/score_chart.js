@@ -5,7 +5,7 @@
 (function () {
   "use strict";
   const NS = "http://www.w3.org/2000/svg";
-  const COLOURS = ["#2458c6", "#c25b00"];
+  const COLOURS = ["#2458c6", "#b35400"]; // both >= 4.5:1 on white: legend and axis text take them
   const W = 640, H = 220, PAD = { left: 56, right: 12, top: 12, bottom: 28 };
 
   function node(tag, attrs, text) {
