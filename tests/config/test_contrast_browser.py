@@ -68,7 +68,9 @@ def world(researcher, other_researcher, reviewer, admin_user, default_endpoints)
     run = make_run(
         owner=researcher,
         task=task,
-        agent_config=agent(AgentConfig.Kind.MODEL, model="anthropic:claude-test", endpoint=default_endpoints["anthropic"]),
+        agent_config=agent(
+            AgentConfig.Kind.MODEL, model="anthropic:claude-test", endpoint=default_endpoints["anthropic"]
+        ),
         status=Run.Status.RUNNING,
     )
     for i, action in enumerate(["ls", "cat strategy.py", "validate", "submit"], start=1):
@@ -87,7 +89,9 @@ def world(researcher, other_researcher, reviewer, admin_user, default_endpoints)
     run_share(run=run, user=other_researcher)
     fork_agent = agent(AgentConfig.Kind.MODEL, model="openai:gpt-4o", endpoint=default_endpoints["openai"])
     fork = forks.run_fork(run=run, step_index=2, agent=fork_agent, owner=researcher, limits=Limits(max_steps=6))
-    Run.objects.filter(pk=fork.pk).update(status=Run.Status.FAILED, exit_status="exit_api", error="the model never answered")
+    Run.objects.filter(pk=fork.pk).update(
+        status=Run.Status.FAILED, exit_status="exit_api", error="the model never answered"
+    )
     make_run(owner=researcher, task=task, status=Run.Status.CANCELLED, exit_status="exit_cancelled")
 
     mlr = make_task("iclr2025_contrast")
@@ -157,7 +161,7 @@ def crawl(context, live_url: str, client: Client, seen_templates: set[str], fail
         if response.get("Content-Type", "").split(";")[0] != "text/html" or response.has_header("Content-Disposition"):
             continue  # downloads (a report saved as HTML too)
         seen_templates.update(t.name for t in response.templates if t.name)
-        answer = page.goto(f"{live_url}{path}")
+        page.goto(f"{live_url}{path}")
         visited += 1
         page.wait_for_load_state("networkidle")
         low, measured = low_contrast(page)
@@ -201,7 +205,12 @@ def test_every_text_of_every_page_meets_wcag_aa_contrast(
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         try:
-            for who, user in [("anonymous", None), ("reviewer", reviewer), ("researcher", researcher), ("admin", admin_user)]:
+            for who, user in [
+                ("anonymous", None),
+                ("reviewer", reviewer),
+                ("researcher", researcher),
+                ("admin", admin_user),
+            ]:
                 client = Client(raise_request_exception=False)
                 context = browser.new_context(viewport={"width": 1366, "height": 900})
                 if user is not None:
@@ -227,7 +236,11 @@ def test_every_text_of_every_page_meets_wcag_aa_contrast(
     # One line per distinct failure (a colour pair on an element kind), with how often it was met.
     distinct: dict[str, int] = {}
     for failure in failures:
-        key = failure.split(" «")[0].split(": ", 1)[-1] + " «" + failure.split(" «", 1)[-1] if " «" in failure else failure
+        key = (
+            failure.split(" «")[0].split(": ", 1)[-1] + " «" + failure.split(" «", 1)[-1]
+            if " «" in failure
+            else failure
+        )
         distinct[key] = distinct.get(key, 0) + 1
     assert failures == [], "\n".join(f"{n} x {key}" for key, n in distinct.items())
     assert not missing, f"no crawled page rendered: {sorted(missing)}"
