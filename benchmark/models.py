@@ -96,6 +96,9 @@ class EndpointPolicy(models.Model):
     )
     updated_at = models.DateTimeField(auto_now=True)
 
+    class Meta:
+        verbose_name_plural = "endpoint policy"  # one row; the admin would say "Endpoint policys"
+
     def __str__(self) -> str:
         return "endpoint policy"
 
@@ -259,6 +262,20 @@ class AgentConfig(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def label(self) -> str:
+        """The agent as people name it: the model and the endpoint it is called at, not the stored
+        `provider:model` ("compat:ux3-agent"); a model-free agent by what it is."""
+        if self.kind == self.Kind.BASELINE:
+            return "starter code (no model)"
+        if self.kind == self.Kind.REPLAY:
+            return "replay (no model)"
+        if not self.model:
+            return self.name
+        provider, _, name = self.model.partition(":")
+        name = name or provider
+        return f"{name} on {self.endpoint.name}" if self.endpoint_id else name
 
 
 class RunGroup(models.Model):

@@ -28,6 +28,7 @@ from redis.exceptions import RedisError
 from accounts.progress import group_send
 from benchmark.fields import without_nul
 from benchmark.models import Run, Score, Step, Task
+from benchmark.runs.exits import exit_text
 from config.db import insert_row, reconnecting, update_row, update_rows
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,7 @@ class StepPayload(TypedDict):
 class RunPayload(TypedDict):
     status: str
     exit_status: str
+    exit_text: str  # the exit status in words (benchmark.runs.exits)
     error: str
     step_count: int
     cost: float | None
@@ -149,6 +151,7 @@ def run_payload(run: Run) -> RunPayload:
     return {
         "status": run.status,
         "exit_status": run.exit_status,
+        "exit_text": exit_text(run.exit_status),
         "error": run.error,
         "step_count": run.step_count,
         "cost": None if "cost" in unknown else run.cost,

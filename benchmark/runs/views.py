@@ -58,7 +58,9 @@ def run_list(request: HttpRequest) -> HttpResponse:
     if "q" in filters:  # the matching runs among those the other filters leave
         candidates = listing.runs_filtered(visible, filters, user=request.user)
         matches = search.recent_matches(filters["q"], candidates) or search.Matches(run_ids=[], capped=False)
-    runs = listing.runs_filtered(visible.select_related("owner", "group"), filters, user=request.user, matches=matches)
+    runs = listing.runs_filtered(
+        visible.select_related("owner", "group", "agent__endpoint"), filters, user=request.user, matches=matches
+    )
     page = Paginator(runs, listing.PAGE_SIZE).get_page(request.GET.get("page"))
     first = search.first_match_indexes(filters["q"], [run.pk for run in page]) if matches else {}
     for run in page:

@@ -238,7 +238,9 @@
     startedAt = run.started_at ? Date.parse(run.started_at) : null;
     wallTime = run.finished ? run.wall_time : null;
     showWall();
-    document.getElementById("run-exit").textContent = run.exit_status || "–";
+    const exit = document.getElementById("run-exit");
+    exit.textContent = run.exit_text || "–";
+    exit.title = run.exit_status || "";
     if (run.step_count || list.children.length) document.getElementById("run-steps").textContent = String(run.step_count);
     // null: the imported file did not give the number (never shown as 0).
     document.getElementById("run-cost").textContent = run.cost === null ? "unknown" : "$" + run.cost.toFixed(4);
