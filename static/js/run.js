@@ -221,6 +221,10 @@
   }
 
   function drawCost() {
+    const some = costSeries.cost[0].points.length > 0;
+    document.getElementById("cost-empty").hidden = some;
+    document.getElementById("cost-title").hidden = !some;
+    document.getElementById("tokens-title").hidden = !some;
     window.scoreChart(document.getElementById("cost-chart"), costSeries.cost);
     window.scoreChart(document.getElementById("tokens-chart"), costSeries.tokens);
   }
