@@ -8,7 +8,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from benchmark.llm.forms import model_choices, model_pick
+from benchmark.llm.forms import model_choices, model_pick, unready_note
 from benchmark.models import STARTER_CODE, AgentConfig, Task
 from benchmark.runs.gpus import live_gpu_workers
 from benchmark.tasks.resources import task_gpus
@@ -69,6 +69,8 @@ class LaunchForm(forms.Form):
         self._gpu_workers: int | None = None
         choices = model_choices(user)
         self.fields["model"].choices = [("", "(choose an endpoint and a model)")] + choices
+        if note := unready_note(user):
+            self.fields["model"].help_text = f"{self.fields['model'].help_text}. {note}"
         if not any(value.endswith("/*") for _, options in choices for value, _ in options):
             del self.fields["model_name"]  # no endpoint takes other model names
 
@@ -181,6 +183,8 @@ class ForkForm(forms.Form):
         self.run = run
         choices = model_choices(user)
         self.fields["model"].choices = [("", "(choose an endpoint and a model)")] + choices
+        if note := unready_note(user):
+            self.fields["model"].help_text = f"{self.fields['model'].help_text}. {note}"
         if not any(value.endswith("/*") for _, options in choices for value, _ in options):
             del self.fields["model_name"]
 

@@ -44,3 +44,14 @@ def test_it_names_the_unnamed_imported_method_in_words():
 def test_it_calls_the_endpoint_policy_by_its_name_in_the_admin(admin_user, client_for):
     page = client_for(admin_user).get("/admin/benchmark/").content.decode()
     assert "Endpoint policys" not in page and "Endpoint policy" in page
+
+
+def test_it_leaves_endpoints_without_a_key_out_of_the_launch_form_and_says_why(
+    researcher, client_for, default_endpoints, monkeypatch
+):
+    monkeypatch.delenv("OPENAI_API_KEY")  # the OpenAI endpoint's key comes from this variable
+    page = client_for(researcher).get("/runs/launch/").content.decode()
+    anthropic, openai = default_endpoints["anthropic"], default_endpoints["openai"]
+    assert f'value="{anthropic.code}/' in page and f'value="{openai.code}/' not in page
+    assert "no key configured" not in page
+    assert "Not offered until their key is configured: OpenAI." in page
