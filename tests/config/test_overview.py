@@ -52,7 +52,8 @@ def test_it_shows_the_numbers_to_admins_only(client_for, researcher, reviewer, a
     anonymous = client_for(None).get(JSON)
     assert anonymous.status_code == 302 and "/login" in anonymous["Location"]
     assert client_for(admin_user).post(JSON).status_code == 405
-    assert client_for(researcher).get(reverse("home")).status_code == 302  # researchers land on their runs
+    home = client_for(researcher).get(reverse("home"))  # researchers land on their own work, not the overview
+    assert home.status_code == 200 and b"overview-numbers" not in home.content
 
 
 @pytest.mark.browser
