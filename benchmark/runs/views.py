@@ -382,7 +382,12 @@ def run_fork(request: HttpRequest, code: UUID) -> HttpResponse:
                 step_index=data["step"],
                 agent=form.agent_config(user=request.user),
                 owner=request.user,
-                limits=services.Limits(max_steps=data["max_steps"], cost_limit=data["cost_limit"]),
+                # The parent's command timeout: its replayed commands ran under it.
+                limits=services.Limits(
+                    max_steps=data["max_steps"],
+                    cost_limit=data["cost_limit"],
+                    command_timeout=run.params.get("command_timeout"),
+                ),
                 title=data.get("title") or "",
                 note=data.get("note") or "",
             )

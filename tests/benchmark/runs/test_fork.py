@@ -93,7 +93,7 @@ def test_it_lets_only_the_owner_or_an_admin_fork_and_writes_nothing_on_get(
 def test_it_copies_the_steps_up_to_the_fork_point_without_their_cost_and_queues_the_fork(
     researcher, client_for, fake_llm, redis_client
 ):
-    parent = finished_run(researcher)
+    parent = finished_run(researcher, params={"command_timeout": 120})
     client_for(researcher).post(f"/runs/{parent.code}/fork/", fork_form(fake_llm, 2, title="try gpt"))
     fork = Run.objects.get(fork_of=parent)
     assert (fork.fork_step, fork.status, fork.step_count) == (2, Run.Status.QUEUED, 2)
@@ -107,6 +107,7 @@ def test_it_copies_the_steps_up_to_the_fork_point_without_their_cost_and_queues_
     assert (fork.cost, fork.tokens_sent) == (0, 0) and all(s.cost == 0 and s.tokens_sent == 0 for s in steps)
     assert fork.agent.model == f"openai:{fake_llm.endpoints['openai'].model_names[0]}"
     assert fork.group.title == "try gpt" and fork.params["max_steps"] == 6
+    assert fork.params["command_timeout"] == 120  # the parent's, under which its commands ran
     assert runs_queue().fetch_job(fork.params["job_id"]) is not None
     parent.refresh_from_db()
     assert (parent.step_count, parent.cost) == (3, 1.5)  # untouched
