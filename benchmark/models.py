@@ -96,6 +96,9 @@ class EndpointPolicy(models.Model):
     )
     updated_at = models.DateTimeField(auto_now=True)
 
+    class Meta:
+        verbose_name_plural = "endpoint policy"  # one row; the admin would say "Endpoint policys"
+
     def __str__(self) -> str:
         return "endpoint policy"
 
@@ -260,6 +263,20 @@ class AgentConfig(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def label(self) -> str:
+        """The agent as people name it: the model and the endpoint it is called at, not the stored
+        `provider:model` ("compat:ux3-agent"); a model-free agent by what it is."""
+        if self.kind == self.Kind.BASELINE:
+            return "starter code (no model)"
+        if self.kind == self.Kind.REPLAY:
+            return "replay (no model)"
+        if not self.model:
+            return self.name
+        provider, _, name = self.model.partition(":")
+        name = name or provider
+        return f"{name} on {self.endpoint.name}" if self.endpoint_id else name
+
 
 class RunGroup(models.Model):
     """A set of runs launched together (N runs x tasks), or one import; leaderboards filter by it."""
@@ -307,6 +324,10 @@ class Run(models.Model):
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.REFEREE)
     method = models.CharField(max_length=200, blank=True, help_text="leaderboard method name (agent + model)")
     replay_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replays")
+    # A fork starts from step `fork_step` of `fork_of`: steps 1..fork_step are copied from it (marked
+    # state["forked_from"]), replayed into a fresh sandbox, and a chosen agent goes on from there.
+    fork_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks")
+    fork_step = models.PositiveIntegerField(null=True, blank=True, help_text="the parent's step the fork goes on from")
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     exit_status = models.CharField(max_length=60, blank=True, help_text="MLGym vocabulary: submitted, exit_cost, ...")
     error = OutputTextField(blank=True)

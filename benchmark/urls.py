@@ -23,6 +23,7 @@ urlpatterns = [
     path("runs/<uuid:code>/unshare/", runs.run_unshare, name="run_unshare"),
     path("runs/<uuid:code>/replay/", runs.run_replay, name="run_replay"),
     path("runs/<uuid:code>/resume/", runs.run_resume, name="run_resume"),
+    path("runs/<uuid:code>/fork/", runs.run_fork, name="run_fork"),
     path("runs/<uuid:code>/steps/<int:index>/notes/", runs.step_note_add, name="step_note_add"),
     path("runs/<uuid:code>/notes/<uuid:note>/delete/", runs.step_note_delete, name="step_note_delete"),
     path("runs/<uuid:code>/notes.json", runs.run_notes, name="run_notes"),

@@ -20,6 +20,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from benchmark.models import ResearchRun, Run
+from benchmark.runs.exits import exit_text
 
 QUEUES = ("runs", "judge", "default")
 RECENT = 8
@@ -137,7 +138,10 @@ def _sandbox() -> dict[str, Any]:
 def overview_numbers() -> dict[str, Any]:
     today = timezone.make_aware(datetime.combine(timezone.localdate(), time.min))
     runs = Run.objects.all()
-    finished_today = dict(runs.filter(finished_at__gte=today).values_list("status").annotate(n=Count("id")).order_by())
+    # Runs made here only: an import stamps its released results as finished at import time, which
+    # is not work done today; those are counted apart.
+    here = runs.filter(source=Run.Source.REFEREE)
+    finished_today = dict(here.filter(finished_at__gte=today).values_list("status").annotate(n=Count("id")).order_by())
     recent = (
         runs.filter(finished_at__isnull=False, source=Run.Source.REFEREE)
         .select_related("task", "agent")
@@ -149,6 +153,7 @@ def overview_numbers() -> dict[str, Any]:
         "research_running": ResearchRun.objects.filter(status=ResearchRun.Status.RUNNING).count(),
         "research_queued": ResearchRun.objects.filter(status=ResearchRun.Status.QUEUED).count(),
         "finished_today": {status: finished_today.get(status, 0) for status in ("finished", "failed", "cancelled")},
+        "imported_today": runs.exclude(source=Run.Source.REFEREE).filter(created_at__gte=today).count(),
         "queued_jobs": _queued_jobs(),
         "campaigns": _campaigns(),
         "verdicts": _verdicts(),
@@ -159,7 +164,7 @@ def overview_numbers() -> dict[str, Any]:
                 "task": run.task.slug,
                 "method": run.method or run.agent.name,
                 "status": run.status,
-                "exit_status": run.exit_status,
+                "exit_status": exit_text(run.exit_status) if run.exit_status else "",
                 "best_attempt": run.best_attempt,
                 "finished_at": run.finished_at.isoformat(),
             }

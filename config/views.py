@@ -12,12 +12,15 @@ from config.overview import overview_numbers
 @require_GET
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    """Each role lands on its own page: admins on the overview, researchers on runs, reviewers on their queue."""
+    """Each role lands on its own page: admins on the overview, researchers on an overview of their
+    work, reviewers on their queue."""
     user = request.user
     if is_admin(user):
         return render(request, "accounts/admin_home.html", {"numbers": overview_numbers()})
     if is_researcher(user):
-        return redirect("benchmark:run_list")
+        from benchmark.runs.home import researcher_overview
+
+        return render(request, "benchmark/researcher_home.html", {"overview": researcher_overview(user)})
     if is_reviewer(user):
         return redirect("review:queue")
     return render(request, "accounts/no_role.html", status=403)

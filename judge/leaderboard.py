@@ -56,8 +56,8 @@ class ModelRow:
     items: int  # the model's items of this stage (judged or not)
     cells: dict[str, dict[str, Cell]]  # view -> criterion key -> cell
 
-    def rank_key(self, criterion: str) -> float:
-        cell = self.cells.get(MEAN_VIEW, {}).get(criterion)
+    def rank_key(self, criterion: str, view: str = MEAN_VIEW) -> float:
+        cell = self.cells.get(view, {}).get(criterion)
         return -(cell.mean if cell and cell.mean is not None else -math.inf)
 
 
@@ -77,8 +77,16 @@ class Leaderboard:
     def note(self) -> str:
         return NOTE.format(stage=self.stage)
 
+    @property
+    def rank_by(self) -> str:
+        """The criterion rows are ranked by: Overall when the rubric has it, else its first."""
+        keys = [k for k, _ in self.criteria]
+        return "overall" if "overall" in keys else (keys[0] if keys else "")
+
     def grid(self) -> list[dict[str, Any]]:
-        """Per view, the rows with their cells in criterion order (what a template can loop over)."""
+        """Per view, the rows with their cells in criterion order (what a template can loop over),
+        each view's table ranked by its own scores: a judge's table read in the judges' mean order
+        looked unsorted."""
         return [
             {
                 "view": view,
@@ -88,7 +96,7 @@ class Leaderboard:
                         "items": r.items,
                         "cells": [r.cells.get(view, {}).get(k) for k, _ in self.criteria],
                     }
-                    for r in self.rows
+                    for r in sorted(self.rows, key=lambda r: (r.rank_key(self.rank_by, view), r.model))
                 ],
             }
             for view in self.views

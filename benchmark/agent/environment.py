@@ -12,6 +12,7 @@ import json
 import posixpath
 import re
 import shlex
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,14 +89,19 @@ class Environment:
     # -- dispatch --------------------------------------------------------------------------
     def execute(self, action: str) -> Observation:
         name = command_name(action)
+        started = time.perf_counter()
         try:
             if name in EVAL_TOOLS:
-                return self._evaluate(name)
+                # validate and submit run the evaluator in sandboxes of their own: their time counts.
+                observation = self._evaluate(name)
+                observation.duration = time.perf_counter() - started
+                return observation
             if name in ALL_TOOLS:
                 handler = getattr(self, f"_tool_{name}")
-                return Observation(text=handler(action), kind="tool")
+                text = handler(action)
+                return Observation(text=text, kind="tool", duration=time.perf_counter() - started)
         except ToolError as exc:
-            return Observation(text=str(exc), kind="tool")
+            return Observation(text=str(exc), kind="tool", duration=time.perf_counter() - started)
         return self._shell(action)
 
     def _shell(self, action: str) -> Observation:

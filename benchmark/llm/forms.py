@@ -34,17 +34,33 @@ def _price_label(name: str, endpoint: ModelEndpoint) -> str:
 
 
 def model_choices(user: Any, *, other: bool = True) -> list[tuple[str, list[tuple[str, str]]]]:
-    """Option groups, one per endpoint `user` may call: values read `<endpoint code>/<model>`."""
+    """Option groups, one per endpoint `user` may call now: values read `<endpoint code>/<model>`.
+
+    An endpoint whose key is not configured is left out (model_pick would refuse it): the forms
+    name it apart (unready_endpoints) so that its absence is explained, not offered and refused."""
     groups = []
     for endpoint in usable_endpoints(user):
         ready, _ = key_status(endpoint)
+        if not ready:
+            continue
         options = [(f"{endpoint.code}/{name}", _price_label(name, endpoint)) for name in endpoint.model_names]
         if other and endpoint.open_models:
             options.append((f"{endpoint.code}/{OTHER}", f"another model on {endpoint.name} (name it below)"))
         if options:
             label = endpoint.name + (" (yours)" if endpoint.is_personal else "")
-            groups.append((label if ready else f"{label}: no key configured", options))
+            groups.append((label, options))
     return groups
+
+
+def unready_endpoints(user: Any) -> list[str]:
+    """Names of the endpoints `user` could call once their key is configured (not offered meanwhile)."""
+    return [endpoint.name for endpoint in usable_endpoints(user) if not key_status(endpoint)[0]]
+
+
+def unready_note(user: Any) -> str:
+    """A help text line naming the endpoints left out of a model choice, or ""."""
+    names = unready_endpoints(user)
+    return f"Not offered until their key is configured: {', '.join(names)}." if names else ""
 
 
 def model_pick(user: Any, value: str, other_name: str = "") -> tuple[ModelEndpoint, str]:

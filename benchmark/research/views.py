@@ -80,7 +80,8 @@ def research_tasks(request: HttpRequest) -> HttpResponse:
             "year": year,
             "category": category,
             "venues": sorted(set(base.values_list("venue", flat=True))),
-            "years": sorted(set(base.values_list("year", flat=True)), reverse=True),
+            # A task with no year (imported without one) is listed, not offered as a year to filter by.
+            "years": sorted(set(base.exclude(year__isnull=True).values_list("year", flat=True)), reverse=True),
             "categories": CATEGORIES,
             "total": base.count(),
             "querystring": params.urlencode(),

@@ -70,6 +70,7 @@ class Comparison:
     differing: int = 0
     series: list[dict[str, Any]] = field(default_factory=list)
     blocks: list[tuple[int, Row | Fold]] = field(default_factory=list)  # (position in rows, row or fold)
+    start: int | None = None  # the first step index compared, when not the first step
 
     def folded(self) -> dict[int, list[list[Any]]]:
         """{fold number: its rows as [A index, A action, A score, B index, B action, B score, same output]}."""
@@ -101,15 +102,15 @@ def _blocks(rows: list[Row]) -> list[tuple[int, Row | Fold]]:
     return blocks
 
 
-def _sides(run: Run) -> list[Side]:
+def _sides(run: Run, start: int | None = None) -> list[Side]:
     scores: dict[int, Score] = {}
-    for score in Score.objects.filter(run=run, step__isnull=False).order_by("id"):
+    for score in Score.objects.filter(run=run, step__isnull=False, step__index__gte=start or 0).order_by("id"):
         scores[score.step_id] = score
     sides = []
     # Outputs are compared by their MD5, computed by the database: only equality matters, and
     # fetching two runs' whole outputs (KiBs a step) was most of a 1,000-step comparison's time.
     steps = (
-        Step.objects.filter(run=run)
+        Step.objects.filter(run=run, index__gte=start or 0)
         .order_by("index")
         .annotate(observation_md5=MD5("observation"))
         .values_list("id", "index", "action", "observation_md5")
@@ -207,11 +208,12 @@ def cost_series(run: Run) -> dict[str, Any]:
     }
 
 
-def runs_compare(a: Run, b: Run) -> Comparison:
+def runs_compare(a: Run, b: Run, *, start: int | None = None) -> Comparison:
+    """`start`: compare the steps from that index on (a fork and its parent, from the fork point)."""
     related = a.replay_of_id == b.pk or b.replay_of_id == a.pk
     mode = BY_ACTION if related else BY_STEP
     rows = []
-    for left, right in _pairs(_sides(a), _sides(b), mode):
+    for left, right in _pairs(_sides(a, start), _sides(b, start), mode):
         same_action = left is not None and right is not None and left.action == right.action
         same_output = same_action and left.observation_hash == right.observation_hash
         diff = ""
@@ -231,4 +233,5 @@ def runs_compare(a: Run, b: Run) -> Comparison:
         differing=len(differing),
         series=[score_series(a, "run A"), score_series(b, "run B")],
         blocks=_blocks(rows),
+        start=start,
     )

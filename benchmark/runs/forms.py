@@ -8,7 +8,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from benchmark.llm.forms import model_choices, model_pick
+from benchmark.llm.forms import model_choices, model_pick, unready_note
 from benchmark.models import STARTER_CODE, AgentConfig, Task
 from benchmark.runs.gpus import live_gpu_workers
 from benchmark.tasks.resources import task_gpus
@@ -69,6 +69,8 @@ class LaunchForm(forms.Form):
         self._gpu_workers: int | None = None
         choices = model_choices(user)
         self.fields["model"].choices = [("", "(choose an endpoint and a model)")] + choices
+        if note := unready_note(user):
+            self.fields["model"].help_text = f"{self.fields['model'].help_text}. {note}"
         if not any(value.endswith("/*") for _, options in choices for value, _ in options):
             del self.fields["model_name"]  # no endpoint takes other model names
 
@@ -147,3 +149,79 @@ class StepNoteForm(forms.Form):
         if len(tags) > NOTE_MAX_TAGS:
             raise ValidationError(f"At most {NOTE_MAX_TAGS} tags.")
         return tags
+
+
+class ForkForm(forms.Form):
+    """Fork a run from one of its steps: the step, and the agent (endpoint and model) that goes on."""
+
+    step = forms.IntegerField(min_value=1, label="Fork after step")
+    model = forms.ChoiceField(
+        choices=[],
+        label="Endpoint and model",
+        help_text="the agent that goes on after the replayed steps (prices in USD per million tokens in / out)",
+    )
+    model_name = forms.CharField(
+        required=False, max_length=200, label="Model name", help_text="for 'another model on ...' only"
+    )
+    temperature = forms.FloatField(min_value=0, max_value=2, initial=0.0)
+    top_p = forms.FloatField(min_value=0, max_value=1, initial=0.95)
+    history_window = forms.IntegerField(min_value=1, max_value=100, initial=5, label="observations kept in full")
+    max_steps = forms.IntegerField(
+        min_value=2, max_value=1000, initial=50, help_text="counting the replayed steps, as a resumed run does"
+    )
+    cost_limit = forms.FloatField(
+        min_value=0, max_value=1000, initial=4.0, label="cost limit (USD)", help_text="for the fork's own calls"
+    )
+    title = forms.CharField(required=False, max_length=200, label="Name (optional)")
+    note = forms.CharField(
+        required=False, max_length=2000, label="Note (optional)", widget=forms.Textarea(attrs={"rows": 2})
+    )
+
+    def __init__(self, *args: Any, user: Any, run: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.user = user
+        self.run = run
+        choices = model_choices(user)
+        self.fields["model"].choices = [("", "(choose an endpoint and a model)")] + choices
+        if note := unready_note(user):
+            self.fields["model"].help_text = f"{self.fields['model'].help_text}. {note}"
+        if not any(value.endswith("/*") for _, options in choices for value, _ in options):
+            del self.fields["model_name"]
+
+    def clean_step(self) -> int:
+        from benchmark.runs.forks import fork_refusal
+
+        step = self.cleaned_data["step"]
+        refusal = fork_refusal(self.run, step)
+        if refusal:
+            raise ValidationError(refusal)
+        return step
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        step, max_steps = data.get("step"), data.get("max_steps")
+        if step is not None and max_steps is not None and max_steps <= step:
+            self.add_error("max_steps", f"Leave the agent at least one step after step {step}: more than {step}.")
+        if data.get("model"):
+            try:
+                data["endpoint"], data["model_name"] = model_pick(self.user, data.get("model"), data.get("model_name"))
+            except ValidationError as exc:
+                self.add_error("model", exc)
+        return data
+
+    def agent_config(self, *, user: Any) -> AgentConfig:
+        data = self.cleaned_data
+        endpoint = data["endpoint"]
+        model = f"{endpoint.provider}:{data['model_name']}"
+        return AgentConfig.objects.create(
+            name=model,
+            kind=AgentConfig.Kind.MODEL,
+            model=model,
+            endpoint=endpoint,
+            temperature=data["temperature"],
+            top_p=data["top_p"],
+            max_steps=data["max_steps"],
+            cost_limit=data["cost_limit"],
+            history_window=data["history_window"],
+            created_by=user,
+        )

@@ -29,6 +29,7 @@ from redis.exceptions import RedisError
 from accounts.progress import group_send
 from benchmark.fields import without_nul
 from benchmark.models import Run, Score, Step, Task
+from benchmark.runs.exits import exit_text
 from config.db import reconnecting
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,7 @@ class StepPayload(TypedDict):
 class RunPayload(TypedDict):
     status: str
     exit_status: str
+    exit_text: str  # the exit status in words (benchmark.runs.exits)
     error: str
     step_count: int
     cost: float | None
@@ -150,6 +152,7 @@ def run_payload(run: Run) -> RunPayload:
     return {
         "status": run.status,
         "exit_status": run.exit_status,
+        "exit_text": exit_text(run.exit_status),
         "error": run.error,
         "step_count": run.step_count,
         "cost": None if "cost" in unknown else run.cost,

@@ -30,7 +30,10 @@ def prior_usage(run: Run, steps: list[Step]) -> Usage:
         tokens_sent=sum(s.tokens_sent for s in steps),
         tokens_received=sum(s.tokens_received for s in steps),
         cost=sum(s.cost for s in steps),
-        api_calls=max(run.api_calls, sum(1 for s in steps if s.raw_response)),
+        # A fork's copied steps (state "forked_from") were paid for by its parent, not by this run.
+        api_calls=max(
+            run.api_calls, sum(1 for s in steps if s.raw_response and not (s.state or {}).get("forked_from"))
+        ),
     )
 
 

@@ -23,7 +23,7 @@ from benchmark.agent.loop import Cancelled, Decision, ExitStatus, Outcome, Usage
 from benchmark.agent.policies import LLMPolicy, ModelSettings, baseline_policy, replay_policy
 from benchmark.agent.prompt import TASK_TEMPLATE, system_message
 from benchmark.models import AgentConfig, Run, RunGroup, RunShare, Score, Step, Task
-from benchmark.runs import attempts, gpus, heartbeat, progress, provenance, queueing, slurm
+from benchmark.runs import attempts, forks, gpus, heartbeat, progress, provenance, queueing, slurm
 from benchmark.runs.resume import committed_steps, policy_restore, prior_usage, workspace_replay
 from config.db import reconnecting
 from sandbox.conf import host_id
@@ -59,6 +59,8 @@ def run_launch(
     n_runs: int = 1,
     limits: Limits | None = None,
     replay_of: Run | None = None,
+    fork_of: Run | None = None,
+    fork_step: int | None = None,
     name: str = "",
     title: str = "",
     note: str = "",
@@ -95,8 +97,12 @@ def run_launch(
                     owner=owner,
                     method=agent.name,
                     replay_of=replay_of,
+                    fork_of=fork_of,
+                    fork_step=fork_step,
                     params={**limits.as_params(), "repetition": repetition},
                 )
+                if fork_of is not None:  # its first steps are the parent's (benchmark.runs.forks)
+                    forks.steps_copy(parent=fork_of, fork=run, upto=fork_step or 0)
                 runs.append(run)
         queueing.enqueue_after_commit(runs, failed=failed)
     if failed:  # Redis went away between the check and the commit, or sbatch refused: their pages say so
@@ -533,9 +539,12 @@ def _resume_point(
     recorder.usage.add(usage)
     policy_restore(policy, steps, max_steps=max_steps, usage=usage)
     differing = workspace_replay(env, steps)
-    resumes = list(run.params.get("resumes") or [{"after_step": len(steps)}])
-    resumes[-1] = {**resumes[-1], "replayed": len(steps), "replay_differs": differing}
-    _params_update(run, resumes=resumes)
+    if run.fork_of_id and not run.params.get("resumes"):  # a fork's first start: its parent's steps
+        _params_update(run, fork={"replayed": len(steps), "replay_differs": differing})
+    else:
+        resumes = list(run.params.get("resumes") or [{"after_step": len(steps)}])
+        resumes[-1] = {**resumes[-1], "replayed": len(steps), "replay_differs": differing}
+        _params_update(run, resumes=resumes)
     if isinstance(policy, LLMPolicy) and policy.pending_reply is None:
         return steps[-1].index + 1, None  # no step came from the model: it starts from the task message
     return steps[-1].index + 1, steps[-1].observation

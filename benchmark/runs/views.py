@@ -1,5 +1,5 @@
 """Run pages: list, launch, the live run page, raw log and .traj downloads, cancel, share, unshare, replay,
-resume."""
+resume, fork."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.roles import ADMIN, RESEARCHER, is_researcher, role_required
 from benchmark.llm.check import launch_problem
 from benchmark.models import AgentConfig, Run, StepNote
-from benchmark.runs import listing, notes, progress, search, services, slurm
+from benchmark.runs import forks, listing, notes, progress, search, services, slurm
 from benchmark.runs.compare import cost_series, runs_compare, score_series
-from benchmark.runs.forms import NOTE_MAX_CHARS, LaunchForm, ShareForm, StepNoteForm, launchable_tasks
+from benchmark.runs.forms import NOTE_MAX_CHARS, ForkForm, LaunchForm, ShareForm, StepNoteForm, launchable_tasks
 from benchmark.runs.listing import RunFilterForm
 from benchmark.runs.permissions import can_manage_run, can_view_run, had_access, visible_runs
 from benchmark.runs.trajectories import traj_export
@@ -32,7 +32,11 @@ INITIAL_STEPS = 2000  # steps embedded in the page; the websocket sends the rest
 def _run_for(request: HttpRequest, code: UUID) -> Run:
     """The run, if this user may see it: 404 for unknown codes and for runs they may not see, 403
     for a run whose share to them was revoked (they knew it; the page says access was withdrawn)."""
-    run = Run.objects.select_related("task", "agent__endpoint", "owner", "replay_of", "group").filter(code=code).first()
+    run = (
+        Run.objects.select_related("task", "agent__endpoint", "owner", "replay_of", "fork_of", "group")
+        .filter(code=code)
+        .first()
+    )
     if run is None:
         raise Http404("no such run")
     if not can_view_run(request.user, run):
@@ -54,7 +58,9 @@ def run_list(request: HttpRequest) -> HttpResponse:
     if "q" in filters:  # the matching runs among those the other filters leave
         candidates = listing.runs_filtered(visible, filters, user=request.user)
         matches = search.recent_matches(filters["q"], candidates) or search.Matches(run_ids=[], capped=False)
-    runs = listing.runs_filtered(visible.select_related("owner", "group"), filters, user=request.user, matches=matches)
+    runs = listing.runs_filtered(
+        visible.select_related("owner", "group", "agent__endpoint"), filters, user=request.user, matches=matches
+    )
     page = Paginator(runs, listing.PAGE_SIZE).get_page(request.GET.get("page"))
     first = search.first_match_indexes(filters["q"], [run.pk for run in page]) if matches else {}
     for run in page:
@@ -130,6 +136,9 @@ def run_detail(request: HttpRequest, code: UUID) -> HttpResponse:
         "notes": notes.notes_by_step(run, user=request.user, can_manage=can_manage_run(request.user, run)),
         "note_max": NOTE_MAX_CHARS,
         "slurm_queue": slurm.queued_note(run),  # "queued on Slurm (job N, reason: ...)", from squeue
+        # Only the forks this user may see: an admin's fork of a researcher's run is the admin's.
+        "forks": visible_runs(request.user).filter(fork_of=run).select_related("agent").order_by("created_at"),
+        "can_fork": can_manage_run(request.user, run) and not forks.fork_refusal(run),
     }
     return render(request, "benchmark/run_detail.html", context)
 
@@ -189,8 +198,13 @@ def run_compare(request: HttpRequest) -> HttpResponse:
     if len(parsed) != 2 or parsed[0] == parsed[1]:
         error = "Choose exactly two different runs to compare (tick two in the runs list)."
         return render(request, "benchmark/run_compare.html", {"error": error}, status=400)
+    start = request.GET.get("from", "")
+    if start and not start.isdigit():
+        error = f"“from” is the step to compare from, a whole number, not “{start}”."
+        return render(request, "benchmark/run_compare.html", {"error": error}, status=400)
     a, b = (_run_for(request, code) for code in parsed)
-    return render(request, "benchmark/run_compare.html", {"a": a, "b": b, "comparison": runs_compare(a, b)})
+    comparison = runs_compare(a, b, start=int(start) if start else None)
+    return render(request, "benchmark/run_compare.html", {"a": a, "b": b, "comparison": comparison})
 
 
 def _log_lines(run: Run) -> Iterator[str]:
@@ -318,3 +332,69 @@ def run_resume(request: HttpRequest, code: UUID) -> HttpResponse:
     else:
         messages.error(request, f"A {run.get_status_display().lower()} run cannot be resumed; only an interrupted one.")
     return redirect("benchmark:run_detail", code=run.code)
+
+
+def _fork_initial(run: Run, step: int) -> dict[str, object]:
+    """The fork form's first values: the parent's agent settings and limits, room after the step."""
+    agent = run.agent
+    initial: dict[str, object] = {
+        "step": step,
+        "temperature": agent.temperature,
+        "top_p": agent.top_p,
+        "history_window": agent.history_window,
+        "max_steps": max(int(run.params.get("max_steps", agent.max_steps)), step + 1),
+        "cost_limit": float(run.params.get("cost_limit", agent.cost_limit)),
+    }
+    if agent.endpoint_id and agent.model:
+        initial["model"] = f"{agent.endpoint.code}/{agent.model.partition(':')[2]}"
+    return initial
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(RESEARCHER, ADMIN)
+def run_fork(request: HttpRequest, code: UUID) -> HttpResponse:
+    """Fork from a step (the owner and admins): GET shows the choice of agent, POST launches the fork,
+    which replays steps 1..N in a fresh sandbox and goes on with that agent (benchmark.runs.forks)."""
+    run = _run_for(request, code)
+    if not can_manage_run(request.user, run):
+        raise PermissionDenied
+    refusal = forks.fork_refusal(run)
+    if refusal:
+        messages.error(request, refusal)
+        return redirect("benchmark:run_detail", code=run.code)
+    if request.method == "POST":
+        form = ForkForm(request.POST, user=request.user, run=run)
+    else:
+        try:
+            step = min(max(int(request.GET.get("step", run.step_count)), 1), run.step_count)
+        except ValueError:
+            step = run.step_count
+        form = ForkForm(user=request.user, run=run, initial=_fork_initial(run, step))
+    context = {"run": run, "form": form}
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        problem = launch_problem(endpoint=data["endpoint"], model=data["model_name"], user=request.user)
+        if problem:  # nothing launched: the endpoint's answer is shown where the model was chosen
+            form.add_error("model", f"The endpoint failed its check, so nothing was forked: {problem}")
+            return render(request, "benchmark/run_fork.html", context)
+        try:
+            fork = forks.run_fork(
+                run=run,
+                step_index=data["step"],
+                agent=form.agent_config(user=request.user),
+                owner=request.user,
+                # The parent's command timeout: its replayed commands ran under it.
+                limits=services.Limits(
+                    max_steps=data["max_steps"],
+                    cost_limit=data["cost_limit"],
+                    command_timeout=run.params.get("command_timeout"),
+                ),
+                title=data.get("title") or "",
+                note=data.get("note") or "",
+            )
+        except services.LaunchError as exc:
+            form.add_error(None, str(exc))
+            return render(request, "benchmark/run_fork.html", context, status=503)
+        messages.success(request, f"Forked at step {data['step']}: its steps are replayed, then the new agent goes on.")
+        return redirect("benchmark:run_detail", code=fork.code)
+    return render(request, "benchmark/run_fork.html", context)

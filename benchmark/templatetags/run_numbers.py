@@ -31,3 +31,25 @@ def score(value: float | None) -> str:
     if value is None:
         return "–"
     return format_html('<span title="{}">{}</span>', repr(float(value)), score_text(value))
+
+
+@register.filter
+def exit_words(value: str | None) -> str:
+    """A run's exit status in words, its stored (MLGym) value as the hover title."""
+    from benchmark.runs.exits import exit_text
+
+    if not value:
+        return "–"
+    return format_html('<span title="{}">{}</span>', value, exit_text(value))
+
+
+# What an import stores as the method of a trajectory whose file names no model (benchmark.runs.released).
+UNNAMED_METHOD = "unknown"
+
+
+@register.filter
+def method_words(value: str) -> str:
+    """A leaderboard method as people read it: the unnamed import's placeholder said in words."""
+    if value == UNNAMED_METHOD:
+        return "model not named (imported trajectories whose files name none)"
+    return value

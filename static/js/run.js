@@ -139,6 +139,14 @@
       if (step.score.primary !== null && !step.score.error) chip.title = String(step.score.primary);
       header.appendChild(chip);
     }
+    if (step.state && step.state.forked_from) {
+      header.appendChild(el("span", "badge", "from the parent run (step " + step.state.forked_from.index + ")"));
+    }
+    if (config.dataset.forkUrl) {
+      const fork = el("a", "fork-here", "Fork from here");
+      fork.href = config.dataset.forkUrl + "?step=" + step.index;
+      header.appendChild(fork);
+    }
     if (step.state && step.state.replay) {
       const same = step.state.replay.same;
       header.appendChild(el("span", "badge " + (same ? "ok" : "warn"), same ? "replay: same output" : "replay: output differs"));
@@ -213,6 +221,10 @@
   }
 
   function drawCost() {
+    const some = costSeries.cost[0].points.length > 0;
+    document.getElementById("cost-empty").hidden = some;
+    document.getElementById("cost-title").hidden = !some;
+    document.getElementById("tokens-title").hidden = !some;
     window.scoreChart(document.getElementById("cost-chart"), costSeries.cost);
     window.scoreChart(document.getElementById("tokens-chart"), costSeries.tokens);
   }
@@ -230,7 +242,9 @@
     startedAt = run.started_at ? Date.parse(run.started_at) : null;
     wallTime = run.finished ? run.wall_time : null;
     showWall();
-    document.getElementById("run-exit").textContent = run.exit_status || "–";
+    const exit = document.getElementById("run-exit");
+    exit.textContent = run.exit_text || "–";
+    exit.title = run.exit_status || "";
     if (run.step_count || list.children.length) document.getElementById("run-steps").textContent = String(run.step_count);
     // null: the imported file did not give the number (never shown as 0).
     document.getElementById("run-cost").textContent = run.cost === null ? "unknown" : "$" + run.cost.toFixed(4);

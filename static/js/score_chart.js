@@ -5,7 +5,7 @@
 (function () {
   "use strict";
   const NS = "http://www.w3.org/2000/svg";
-  const COLOURS = ["#2458c6", "#c25b00"];
+  const COLOURS = ["#2458c6", "#b35400"]; // both >= 4.5:1 on white: legend and axis text take them
   const W = 640, H = 220, PAD = { left: 56, right: 12, top: 12, bottom: 28 };
 
   function node(tag, attrs, text) {
@@ -15,15 +15,24 @@
     return n;
   }
 
+  // Axis numbers people read at a glance: 1.47k and 2.3M, not 1.47e+3; small costs as decimals.
   function short(value) {
     const abs = Math.abs(value);
-    return abs >= 1000 || (abs > 0 && abs < 0.001) ? value.toExponential(2) : String(Number(value.toPrecision(4)));
+    if (abs >= 1e6) return Number((value / 1e6).toPrecision(3)) + "M";
+    if (abs >= 1e3) return Number((value / 1e3).toPrecision(3)) + "k";
+    if (abs > 0 && abs < 0.001) return String(Number(value.toPrecision(2)));
+    return String(Number(value.toPrecision(4)));
   }
 
   function draw(container, series) {
     container.textContent = "";
     const all = series.flatMap((s) => s.points);
-    if (!all.length) { container.appendChild(document.createTextNode(container.dataset.empty || "No scored step yet.")); return; }
+    if (!all.length) {
+      // data-empty="" says nothing: the card says it once for both of its charts.
+      const empty = "empty" in container.dataset ? container.dataset.empty : "No scored step yet.";
+      if (empty) container.appendChild(document.createTextNode(empty));
+      return;
+    }
     const xs = all.map((p) => p[0]), ys = all.map((p) => p[1]);
     let [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
     if (x0 === x1) { x0 -= 1; x1 += 1; }
@@ -34,7 +43,8 @@
     svg.appendChild(node("line", { x1: PAD.left, y1: H - PAD.bottom, x2: W - PAD.right, y2: H - PAD.bottom, stroke: "#999" }));
     svg.appendChild(node("line", { x1: PAD.left, y1: PAD.top, x2: PAD.left, y2: H - PAD.bottom, stroke: "#999" }));
     [y0, (y0 + y1) / 2, y1].forEach((y) => svg.appendChild(node("text", { x: PAD.left - 4, y: sy(y) + 4, "text-anchor": "end", "font-size": 11 }, short(y))));
-    [x0, x1].forEach((x) => svg.appendChild(node("text", { x: sx(x), y: H - 8, "text-anchor": "middle", "font-size": 11 }, "step " + Math.round(x))));
+    // The first label starts at the axis and the last ends at it: centred, "step 13" lost its "3".
+    [[x0, "start"], [x1, "end"]].forEach(([x, anchor]) => svg.appendChild(node("text", { x: sx(x), y: H - 8, "text-anchor": anchor, "font-size": 11 }, "step " + Math.round(x))));
     series.forEach((s, i) => {
       const colour = COLOURS[i % COLOURS.length];
       if (s.points.length > 1) {
@@ -53,6 +63,7 @@
   }
 
   window.scoreChart = draw;
+  window.scoreChart.short = short;
   const container = document.getElementById("score-chart");
   const data = document.getElementById("score-series");
   if (container && data) draw(container, JSON.parse(data.textContent));

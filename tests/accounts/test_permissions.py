@@ -36,7 +36,8 @@ def test_it_refuses_writes_on_read_only_pages(page, admin_user, reviewer, client
 
 def test_it_sends_each_role_home_to_its_own_page(personas, client_for):
     assert client_for(personas["admin"]).get("/").status_code == 200
-    assert client_for(personas["researcher"]).get("/")["Location"] == reverse("benchmark:run_list")
+    researcher_home = client_for(personas["researcher"]).get("/")
+    assert researcher_home.status_code == 200 and b"Your latest runs" in researcher_home.content
     assert client_for(personas["reviewer"]).get("/")["Location"] == reverse("review:queue")
     assert client_for(None).get("/")["Location"].startswith(reverse("accounts:login"))
 

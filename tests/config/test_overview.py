@@ -35,10 +35,15 @@ def test_it_counts_what_is_going_on_now(client_for, admin_user, task, redis_clie
     data = client_for(admin_user).get(JSON).json()
     assert (data["runs_running"], data["runs_queued"], data["research_running"]) == (1, 2, 1)
     assert data["finished_today"]["failed"] == 1 and data["queued_jobs"]["runs"] == 0
+    # The imported result is counted apart, not as a run that finished here today.
+    assert data["finished_today"]["finished"] == 1 and data["imported_today"] == 1
+    assert {r["exit_status"] for r in data["recent"]} == {"submitted", "stopped: the model's API failed"}
     assert [(r["method"], r["best_attempt"]) for r in data["recent"]][0] == ("agent", None)
     assert {r["method"] for r in data["recent"]} == {"rita", "agent"} and len(data["recent"]) == 2
     page = client_for(admin_user).get(reverse("home")).content.decode()
     assert '<strong data-count="runs_queued">2</strong>' in page and "0.9123" in page and "js/overview.js" in page
+    assert '<span data-count="imported_today">1</span> released result(s) imported today' in page
+    assert "exit_api" not in page
 
 
 def test_it_shows_the_numbers_to_admins_only(client_for, researcher, reviewer, admin_user, db):
@@ -47,7 +52,8 @@ def test_it_shows_the_numbers_to_admins_only(client_for, researcher, reviewer, a
     anonymous = client_for(None).get(JSON)
     assert anonymous.status_code == 302 and "/login" in anonymous["Location"]
     assert client_for(admin_user).post(JSON).status_code == 405
-    assert client_for(researcher).get(reverse("home")).status_code == 302  # researchers land on their runs
+    home = client_for(researcher).get(reverse("home"))  # researchers land on their own work, not the overview
+    assert home.status_code == 200 and b"overview-numbers" not in home.content
 
 
 @pytest.mark.browser

@@ -148,3 +148,19 @@ def test_an_empty_stage_says_how_to_import(db, researcher, client_for):
     html = client_for(researcher).get(reverse("judge:stepwise_leaderboard", args=["proposal"])).content.decode()
     assert "manage.py import_mlr_stepwise" in html
     assert Judgment.objects.count() == 0
+
+
+def test_it_ranks_each_judges_table_by_that_judges_own_scores(db, researcher, client_for):
+    idea = rubric("idea")
+    task = make_task("iclr2025_gamma")
+    x, y = make_stepwise_item(task, "model-x", "idea"), make_stepwise_item(task, "model-y", "idea")
+    make_judgment(x, idea, CLAUDE, _scores(9))
+    make_judgment(y, idea, CLAUDE, _scores(3))
+    make_judgment(x, idea, GEMINI, _scores(3))
+    make_judgment(y, idea, GEMINI, _scores(8))  # means: x 6, y 5.5
+    order = {table["view"]: [row["model"] for row in table["rows"]] for table in stepwise_leaderboard("idea").grid()}
+    assert order == {CLAUDE: ["model-x", "model-y"], GEMINI: ["model-y", "model-x"], MEAN_VIEW: ["model-x", "model-y"]}
+    page = client_for(researcher).get(reverse("judge:stepwise_leaderboard", args=["idea"])).content.decode()
+    gemini = page.split(f'data-view="{GEMINI}"', 1)[1].split("</table>", 1)[0]
+    assert gemini.index('data-model="model-y"') < gemini.index('data-model="model-x"')
+    assert "2 models, ranked by this table's own overall score." in page

@@ -172,3 +172,18 @@ def test_it_replays_a_run_in_a_fresh_sandbox_and_reports_differences(researcher,
     assert [s["same"] for s in states] == [True, False, False]
     assert "-123" in states[1]["diff"]
     assert replay.params["replay"] == {"compared": 3, "differing_steps": [2, 3]}
+
+
+@pytest.mark.docker
+def test_it_times_validate_and_submit_which_run_the_evaluator(sandbox_session):
+    """The evaluator's sandboxes take real time: a validate step is not shown as 0.00 s."""
+    import time
+
+    def evaluate(split: str) -> ScoreResult:
+        time.sleep(0.3)  # the copy-out and the evaluator's own sandbox
+        return ScoreResult(split=split, metrics={"Score": 1.0}, primary=1.0)
+
+    environment = Environment(session=sandbox_session, evaluate=evaluate)
+    for action in ("validate", "submit"):
+        observation = environment.execute(action)
+        assert observation.kind == action and 0.3 <= observation.duration < 5

@@ -20,7 +20,7 @@ def media(settings, tmp_path):
     return settings.MEDIA_ROOT
 
 
-def _task(slug: str, *, venue: str = "ICLR", year: int = 2025, category: str = "", title: str = "") -> Task:
+def _task(slug: str, *, venue: str = "ICLR", year: int | None = 2025, category: str = "", title: str = "") -> Task:
     return Task.objects.create(
         slug=slug, version_hash=slug.ljust(64, "0")[:64], kind=Task.Kind.MLR, title=title or f"Workshop {slug}",
         description=f"# Workshop {slug}\n\nText about {slug}.", venue=venue, year=year, category=category,
@@ -76,6 +76,14 @@ def test_it_browses_mlr_tasks_with_search_and_filters(client_for, researcher):
     assert client.get(url, {"category": "none"}).context["page"].paginator.count == 2
     page = client.get(url).content.decode()
     assert "MIT License" in page and "Touch Processing" in page
+
+
+def test_it_lists_tasks_that_have_no_year_among_those_that_do(client_for, researcher):
+    _task("iclr2025_probe")
+    _task("workshop_undated", year=None)  # a task imported without a year once broke the page (500)
+    response = client_for(researcher).get(reverse("benchmark:research_tasks"))
+    assert response.status_code == 200 and response.context["years"] == [2025]
+    assert response.context["page"].paginator.count == 2
 
 
 def test_it_shows_a_task_with_its_faults_and_lets_only_admins_set_its_category(

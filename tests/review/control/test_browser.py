@@ -53,6 +53,7 @@ def test_it_closes_to_read_only_and_reopens(live_url, browser, admin_user, revie
     rev.fill("#id_just_clarity", "Clear enough.")
     _saved(rev)
 
+    adm.once("dialog", lambda dialog: dialog.accept())  # Close campaign asks first (static/js/confirm.js)
     adm.click("#close-campaign")
     adm.wait_for_selector("#reopen-campaign")
     assert "closed on" in adm.inner_text("#campaign-closed")
