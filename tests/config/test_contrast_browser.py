@@ -59,10 +59,10 @@ def world(researcher, other_researcher, reviewer, admin_user, default_endpoints)
     from benchmark.runs.services import Limits, run_share
     from review.assignment.services import campaign_assign
     from review.campaigns.services import campaign_create
+    from tests.agreement.report.test_campaign import make_campaign
     from tests.benchmark.runs_support import agent, builtin_task, make_run
     from tests.judge.factories import make_artifact, make_judgment, make_research_run, make_task, rubric
     from tests.review.factories import make_paper
-    from tests.agreement.report.test_campaign import make_campaign
     from tests.review.trajectory_factories import trajectory_campaign
 
     task = builtin_task("prisoners_dilemma")
@@ -110,8 +110,8 @@ def world(researcher, other_researcher, reviewer, admin_user, default_endpoints)
             make_judgment(idea, rubric("idea"), judge, {d["key"]: 5 for d in rubric("idea").score_dimensions})
     make_campaign("contrast-study")
     # The judge lab: two imported experiments (MLR-Bench's no-code ablation) and their comparison.
-    from judge.mlr_reviews import ablation_experiment
     from agreement.lab.services import comparison_create
+    from judge.mlr_reviews import ablation_experiment
 
     lab_papers = [make_paper(backbone="claude"), make_paper(backbone="gemini")]
     experiments = [

@@ -46,8 +46,8 @@ def test_it_keeps_the_admin_menu_on_one_row_on_a_phone(live_url, chromium, admin
 
 
 def test_it_asks_before_closing_a_campaign(live_url, chromium, admin_user, reviewer):
-    from review.models import Campaign
     from review.campaigns.services import campaign_create
+    from review.models import Campaign
     from tests.review.factories import make_paper, make_rubric
 
     campaign = campaign_create(
