@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from review.models import Assignment
-from tests.review.test_browser import _login
+from tests.review.reviewing.test_browser import _login
 from tests.review.trajectory_factories import trajectory_campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
