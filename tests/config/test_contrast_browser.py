@@ -39,6 +39,7 @@ UNREACHED = {
     "review/invitations_sent.html": "after sending invitations (POST)",
     "review/reminders_unsent.html": "after reminders that could not be sent (POST)",
     "accounts/no_role.html": "a signed-in account with no role",
+    "agreement/report/standalone.html": "the downloaded report (an attachment the crawl does not open as a page)",
 }
 SKIP_VIEWS = {"admin", "logout", "healthz", "overview_json"}  # the Django admin (its own styles), signing out, JSON
 
