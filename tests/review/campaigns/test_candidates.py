@@ -121,7 +121,7 @@ def test_it_creates_a_campaign_from_picks_and_keeps_the_valid_ones_when_one_is_r
     html = wrong.content.decode()
     assert wrong.status_code == 400 and "1 selected item(s) are not of stage paper" in html
     assert f'value="{papers[0].pk}" data-stage="paper" checked' in html
-    assert f'value="{far.pk}" data-stage="paper" checked' in html and f'value="{idea.pk}"' not in html
+    assert f'value="{far.pk}" data-stage="paper" checked' in html and f'name="artifacts" value="{idea.pk}"' not in html
     assert 'value="Posted study"' in html and not Campaign.objects.exists()
     made = admin.post(NEW, {**base, "artifacts": [papers[0].pk, far.pk]})
     campaign = Campaign.objects.get(name="Posted study")
