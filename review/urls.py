@@ -18,6 +18,7 @@ urlpatterns = [
     path("review/a/<str:code>/s/<str:fid>", reviewing.supplementary, name="supplementary"),
     path("review/campaigns/", campaigns.campaign_list, name="campaign_list"),
     path("review/campaigns/new", campaigns.campaign_create, name="campaign_create"),
+    path("review/campaigns/new/candidates", campaigns.campaign_candidates, name="campaign_candidates"),
     path("review/campaigns/<uuid:code>/", campaigns.campaign_detail, name="campaign_detail"),
     path("review/campaigns/<uuid:code>/assign", campaigns.campaign_assign_view, name="campaign_assign"),
     path("review/campaigns/<uuid:code>/reclaim", campaigns.campaign_reclaim_view, name="campaign_reclaim"),

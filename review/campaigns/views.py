@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.models import Invitation
 from accounts.roles import ADMIN, role_required
 from accounts.services import InvitationRefused, invitation_revoke, mail_configured
+from benchmark.models import Artifact
 from review.assignment.services import (
     AssignmentError,
     AssignResult,
@@ -32,6 +33,7 @@ from review.assignment.services import (
 from review.blinding import blinded, tells
 from review.blinding.responses import file_response
 from review.blinding.services import item_prerender
+from review.campaigns.candidates import STAGES, Candidates, candidates_page, field_for, stage_rubric, stage_rubrics
 from review.campaigns.forms import (
     CampaignForm,
     ConflictForm,
@@ -53,7 +55,7 @@ from review.campaigns.setup import (
 )
 from review.control.services import ControlRefused, campaign_open
 from review.control.views import control_context
-from review.models import TRAJECTORY, Assignment, Campaign, CampaignItem
+from review.models import STAGE_CHOICES, Assignment, Campaign, CampaignItem
 from review.reviewing.forms import score_dimensions
 from review.trajectory import steps
 
@@ -68,7 +70,12 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @role_required(ADMIN)
 def campaign_create(request: HttpRequest) -> HttpResponse:
-    form = CampaignForm(request.POST or None)
+    if request.method == "POST":
+        form = CampaignForm(request.POST)
+    else:
+        # The stage asked for (the form without script lists another stage's items this way) and its rubric.
+        stage = request.GET.get("stage") if request.GET.get("stage") in STAGES else Artifact.Stage.PAPER
+        form = CampaignForm(initial={"stage": stage, "rubric": stage_rubric(stage)})
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         campaign = campaign_create_service(
@@ -97,23 +104,48 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
             outcome = reviewers_invite(lines=data["invite_lines"], expertise=tags, campaign=campaign, by=request.user)
             return invites_done(request, outcome, reverse("review:campaign_plan", args=[campaign.code]))
         return redirect("review:campaign_plan", campaign.code)
+    if form.is_bound:
+        stage = form.data.get("stage") if form.data.get("stage") in STAGES else Artifact.Stage.PAPER
+        found = candidates_page(stage=stage, chosen=form.data.getlist(field_for(stage)))
+    else:
+        found = _candidates_from(request)
     return render(
         request,
         "review/campaign_form.html",
         {
             "form": form,
             "basic_fields": [form[name] for name in CampaignForm.Meta.fields],
-            "picker": _picker_rows(form, "artifacts"),
-            "run_rows": _picker_rows(form, "runs", stage=TRAJECTORY),
+            "found": found,
+            "stage_rubrics": stage_rubrics(),
+            "stage_choices": STAGE_CHOICES,
             "reviewer_rows": _picker_rows(form, "reviewers"),
         },
         status=400 if form.errors else 200,
     )
 
 
+def _candidates_from(request: HttpRequest) -> Candidates:
+    """The candidates a GET asks for (?stage=&q=&page=); an unknown stage lists papers."""
+    stage = request.GET.get("stage", "")
+    return candidates_page(
+        stage=stage if stage in STAGES else Artifact.Stage.PAPER,
+        q=request.GET.get("q", "")[:200],
+        page=request.GET.get("page", 1),
+    )
+
+
+@require_GET
+@role_required(ADMIN)
+def campaign_candidates(request: HttpRequest) -> HttpResponse:
+    """One page of the chosen stage's candidate items, as the rows of the form's picker (it fetches
+    them as the admin searches, pages or changes the stage). Reads only."""
+    if request.GET.get("stage") not in STAGES:
+        return HttpResponse(f"Unknown stage; choose one of {', '.join(sorted(STAGES))}.", status=400)
+    return render(request, "review/partials/candidates.html", {"found": _candidates_from(request)})
+
+
 def _picker_rows(form: Any, name: str, stage: str = "") -> list[dict[str, Any]]:
-    """A picker's rows: each candidate with its stage if it has one (the item picker shows the chosen
-    stage's only)."""
+    """A picker's rows: each candidate with its stage if it has one."""
     chosen = {str(v) for v in (form[name].value() or [])}
     field = form.fields[name]
     return [

@@ -217,12 +217,12 @@ def test_it_offers_only_other_free_members_in_the_reassign_menu(client_for, admi
     assert offered == {str(r.pk) for r in busy["reviewers"] if r.pk not in holders}
 
 
-def test_it_lists_only_the_chosen_stage_as_movable_and_tags_each_row_with_its_stage(client_for, admin_user) -> None:
+def test_it_lists_only_the_chosen_stage_and_tags_each_row_with_its_stage(client_for, admin_user) -> None:
     paper = make_paper()
-    Artifact.objects.create(research_run=paper.research_run, stage=Artifact.Stage.IDEA, content="x")
+    idea = Artifact.objects.create(research_run=paper.research_run, stage=Artifact.Stage.IDEA, content="x")
     html = client_for(admin_user).get(reverse("review:campaign_create")).content.decode()
-    assert html.count('data-stage="paper"') == 1 and html.count('data-stage="idea"') == 1
-    assert "data-picker-all" in html and "data-picker-search" in html
+    assert f'value="{paper.pk}" data-stage="paper"' in html and f'name="artifacts" value="{idea.pk}"' not in html
+    assert "data-candidate-all" in html and "data-candidate-search" in html
 
 
 def test_it_invites_from_the_create_form(client_for, admin_user) -> None:

@@ -51,7 +51,7 @@ def test_it_sets_up_a_trajectory_campaign_from_finished_runs(client_for, admin_u
     Run.objects.filter(pk=running.pk).update(status=Run.Status.RUNNING)
     paper = make_paper()
     c = client_for(admin_user)
-    page = c.get(reverse("review:campaign_create")).content.decode()
+    page = c.get(reverse("review:campaign_create") + f"?stage={TRAJECTORY}").content.decode()
     assert f'name="runs" value="{done.pk}"' in page and f'name="runs" value="{running.pk}"' not in page
     assert 'data-stage="trajectory"' in page and f"trajectory: {done.task.slug}" in page
     rubric = trajectory_rubric()
