@@ -30,6 +30,7 @@ urlpatterns = [
     path("agreement/lab/fabrication/", lab_views.lab_fabrication, name="lab_fabrication"),
     path("agreement/lab/fabrication/audit/", lab_views.lab_fabrication_audit, name="lab_fabrication_audit"),
     path("agreement/<uuid:code>/", report_views.agreement_campaign, name="campaign"),
+    path("agreement/<uuid:code>/criteria/<int:index>/", report_views.agreement_criterion, name="criterion"),
     path("agreement/<uuid:code>/report.<str:fmt>", report_views.agreement_download, name="download"),
     path("agreement/<uuid:code>/disagreements/", workbench_views.agreement_disagreements, name="disagreements"),
     path(

@@ -300,43 +300,65 @@ def _view_section(result: dict[str, Any], c: int, crit: str, v: int, view: str, 
     }
 
 
-def body(
-    result: dict[str, Any], *, progress: dict[str, Any] | None = None, tags_summary: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """Everything after the verdict (and the page's settings form): shared by page and file."""
-    margin = result["settings"]["tost_margin"]
+def criterion(result: dict[str, Any], c: int) -> dict[str, Any]:
+    """One criterion's section: its reading, chart slots, the reviewers' table and one block per judge
+    view (templates/agreement/report/_criterion.html); the page fetches it when the section is opened."""
+    crit = list(result["criteria"])[c]
+    block = result["criteria"][crit]
+    return {
+        **criterion_stub(result, c),
+        "charts": [f"agreement-chart-{c}-{k}" for k in range(4)],
+        "humans": stat_table(block["humans"], HUMAN_GROUPS),
+        "views": [
+            _view_section(result, c, crit, v, view, stats) for v, (view, stats) in enumerate(block["views"].items())
+        ],
+    }
+
+
+def criterion_stub(result: dict[str, Any], c: int) -> dict[str, Any]:
+    """What the page shows of a criterion before it is opened: its name and the main view's reading."""
+    crit = list(result["criteria"])[c]
+    block = result["criteria"][crit]
     main_view = result["views"][-1]
-    criteria = [
-        {
-            "index": c,
-            "name": crit,
-            "reading": reading(block["views"][main_view], block["humans"], margin),
-            "charts": [f"agreement-chart-{c}-{k}" for k in range(4)],
-            "humans": stat_table(block["humans"], HUMAN_GROUPS),
-            "views": [
-                _view_section(result, c, crit, v, view, stats) for v, (view, stats) in enumerate(block["views"].items())
-            ],
-        }
-        for c, (crit, block) in enumerate(result["criteria"].items())
-    ]
+    return {
+        "index": c,
+        "name": crit,
+        "reading": reading(block["views"][main_view], block["humans"], result["settings"]["tost_margin"]),
+    }
+
+
+def body(
+    result: dict[str, Any],
+    *,
+    progress: dict[str, Any] | None = None,
+    tags_summary: dict[str, Any] | None = None,
+    evidence: bool = True,
+) -> dict[str, Any]:
+    """Everything after the verdict (and the page's settings form): shared by page and file. Without
+    `evidence` (the in-app page) each criterion is only its stub; its evidence comes with `criterion`."""
+    section = criterion if evidence else criterion_stub
     return {
         "coverage": coverage(result, progress),
         "misses": MISSES,
         "provenance": [(k, v, isinstance(v, list)) for k, v in pinned_settings(result).items()],
         "faults": _faults(result["faults"]),
         "tags": tags(tags_summary),
-        "criteria": criteria,
+        "criteria": [section(result, c) for c in range(len(result["criteria"]))],
         "license": LICENSE_NOTE,
     }
 
 
 def report(
-    result: dict[str, Any], *, progress: dict[str, Any] | None = None, tags_summary: dict[str, Any] | None = None
+    result: dict[str, Any],
+    *,
+    progress: dict[str, Any] | None = None,
+    tags_summary: dict[str, Any] | None = None,
+    evidence: bool = True,
 ) -> dict[str, Any]:
     """Verdict, contents and body: the context of the report's three templates
     (templates/agreement/report/_verdict.html, _toc.html, _body.html)."""
     return {
         "verdict": verdict_context(result),
         "toc": toc(result, tags=tags_summary is not None),
-        "body": body(result, progress=progress, tags_summary=tags_summary),
+        "body": body(result, progress=progress, tags_summary=tags_summary, evidence=evidence),
     }

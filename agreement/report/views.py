@@ -15,6 +15,7 @@ from typing import Any
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
 from accounts.roles import ADMIN, role_required
@@ -80,14 +81,45 @@ def agreement_campaign(request: HttpRequest, code: str) -> HttpResponse:
     result = analysis.result
     tags = tags_summary(campaign=campaign)
     query = query_string(request)
+    # The summary only: each criterion's evidence and charts come from agreement_criterion when
+    # opened (the full page was 806 KB and 54,000 px tall; the downloadable file keeps everything).
+    report = report_context.report(result, progress=analysis.progress, tags_summary=tags, evidence=False)
+    for c in report["body"]["criteria"]:
+        c["url"] = reverse("agreement:criterion", args=[campaign.code, c["index"]]) + query
     context.update(
-        report=report_context.report(result, progress=analysis.progress, tags_summary=tags),
-        charts=analysis.charts,
+        report=report,
         sizes=result["sizes"],
         downloads={fmt: reverse("agreement:download", args=[campaign.code, fmt]) + query for fmt in DOWNLOADS},
         workbench=reverse("agreement:disagreements", args=[campaign.code]) + query,
     )
     response = render(request, "agreement/report/campaign.html", context)
+    response["X-Agreement-Cache"] = "hit" if analysis.hit else "miss"
+    return response
+
+
+@require_GET
+@role_required(ADMIN)
+def agreement_criterion(request: HttpRequest, code: str, index: int) -> HttpResponse:
+    """One criterion's evidence and charts under the page's settings: the bare fragment the page's
+    script asks for (header X-Fragment), else a page of its own for readers without JavaScript."""
+    prepared = prepared_analysis(request, code)
+    if isinstance(prepared, HttpResponse):
+        return prepared
+    campaign, _, analysis = prepared
+    if index >= len(analysis.result["criteria"]):
+        raise Http404("no such criterion")
+    prefix = f"agreement-chart-{index}-"
+    context = {
+        "campaign": campaign,
+        "c": report_context.criterion(analysis.result, index),
+        "charts": [x for x in analysis.charts if x["id"].startswith(prefix)],
+        "charts_id": f"agreement-charts-{index}",
+        "page": reverse("agreement:campaign", args=[campaign.code]) + query_string(request),
+    }
+    fragment = request.headers.get("X-Fragment") == "1"
+    template = "agreement/report/_criterion_fragment.html" if fragment else "agreement/report/criterion.html"
+    response = render(request, template, context)
+    patch_vary_headers(response, ["X-Fragment"])  # one URL, two bodies: caches must tell them apart
     response["X-Agreement-Cache"] = "hit" if analysis.hit else "miss"
     return response
 

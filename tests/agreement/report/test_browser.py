@@ -1,4 +1,5 @@
-"""The in-app agreement page in Debian's chromium: every chart drawn, nothing fetched from outside."""
+"""The in-app agreement page in Debian's chromium: a criterion's evidence and charts arrive when it is
+opened, nothing is fetched from outside, and the page fits a phone."""
 
 from __future__ import annotations
 
@@ -14,15 +15,22 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
-def test_it_draws_every_chart_with_no_outside_request(live_url, admin_user, monkeypatch) -> None:
+def _session(admin_user) -> str:
+    client = Client()
+    client.force_login(admin_user)
+    return client.cookies[settings.SESSION_COOKIE_NAME].value
+
+
+DRAWN = "[...document.querySelectorAll('.js-plotly-plot')].filter(e => e.querySelector('g.trace')).length"
+
+
+def test_it_draws_a_criterion_s_charts_when_it_is_opened(live_url, admin_user, monkeypatch) -> None:
     from playwright.sync_api import sync_playwright
 
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API keeps a loop in this thread
     call_command("vendor_static", verbosity=0)  # static/vendor/plotly.min.js from the installed package
     campaign = make_campaign()
-    client = Client()
-    client.force_login(admin_user)
-    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+    session = _session(admin_user)
     requests: list[str] = []
     errors: list[str] = []
     with sync_playwright() as p:
@@ -34,22 +42,30 @@ def test_it_draws_every_chart_with_no_outside_request(live_url, admin_user, monk
             page.on("request", lambda r: requests.append(r.url))
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.goto(f"{live_url}/agreement/{campaign.code}/?pairing=mlrbench&bootstrap=100")
-            # Each chart has drawn its traces (SVG groups of points or bars), not just an empty frame.
-            page.wait_for_function(
-                "[...document.querySelectorAll('.js-plotly-plot')].filter(e => e.querySelector('g.trace')).length === 20"
+            before = page.evaluate(DRAWN)
+            page.click("#crit-1 > summary")
+            # Its four charts have drawn their traces (SVG groups of points or bars), not just empty frames.
+            page.wait_for_function(f"{DRAWN} === 4")
+            inside = page.eval_on_selector_all(
+                "#crit-1 .js-plotly-plot", "els => els.filter(e => e.querySelector('g.trace')).map(e => e.id)"
             )
-            drawn = page.eval_on_selector_all(".js-plotly-plot", "els => els.length")
-            # Changing a setting recomputes through the form (a GET with the new parameters).
+            table = page.is_visible("#crit-1 #evidence-1-2")
+            fetched = [u for u in requests if "/criteria/" in u]
+            # Changing a setting recomputes through the form; the sections then fetch under the new settings.
             page.select_option("#id_pairing", "strict")
             page.click("#agreement-settings button[type=submit]")
             page.wait_for_url("**pairing=strict**")
-            page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length === 20")
+            page.click("#crit-0 > summary")
+            page.wait_for_function(f"{DRAWN} === 4")
+            src = page.get_attribute("#crit-0", "data-src")
             href = page.get_attribute("#download-html", "href")
         finally:
             browser.close()
     assert errors == []
-    assert drawn == 20
-    assert "pairing=strict" in href
+    assert before == 0
+    assert inside == [f"agreement-chart-1-{k}" for k in range(4)] and table
+    assert fetched == [f"{live_url}/agreement/{campaign.code}/criteria/1/?pairing=mlrbench&bootstrap=100"]
+    assert "pairing=strict" in href and "pairing=strict" in src
     outside = [u for u in requests if not u.startswith(live_url)]
     assert outside == []
 
@@ -60,9 +76,7 @@ def test_it_shows_the_verdict_first_and_every_cell_leads_to_its_evidence(live_ur
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     call_command("vendor_static", verbosity=0)
     campaign = make_campaign()
-    client = Client()
-    client.force_login(admin_user)
-    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+    session = _session(admin_user)
     errors: list[str] = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
@@ -78,18 +92,53 @@ def test_it_shows_the_verdict_first_and_every_cell_leads_to_its_evidence(live_ur
                 "m => [...m.children].filter(e => e.tagName !== 'UL').slice(0, 2).map(e => e.tagName + '#' + e.id)",
             )
             in_view = page.eval_on_selector("table.verdict", "t => t.getBoundingClientRect().top < window.innerHeight")
+            # Each cell's evidence lies in a closed criterion section, fetched when the link is followed.
             cells = page.eval_on_selector_all(
                 "table.verdict td a",
-                "as => as.map(a => [a.getAttribute('href'), !!document.getElementById(a.getAttribute('href').slice(1))])",
+                "as => as.map(a => a.getAttribute('href')).map(h => [h, "
+                "!!document.getElementById('crit-' + h.split('-')[1]), !!document.getElementById(h.slice(1))])",
             )
             target = cells[-1][0]
             page.click(f"table.verdict td a[href='{target}']")
             page.wait_for_function(f"location.hash === '{target}'")
+            page.wait_for_timeout(300)  # the scroll to the anchor settles
             top = page.eval_on_selector(target, "e => e.getBoundingClientRect().top")
             heading = page.inner_text(target)
+            opened = page.eval_on_selector(f"#crit-{target.split('-')[1]}", "d => d.open")
         finally:
             browser.close()
     assert errors == []
     assert first == ["H1#", "SECTION#verdict"] and in_view
-    assert len(cells) == 15 and all(found for _, found in cells)
-    assert -5 < top < 100 and heading.startswith("Judge view: mean of the judges")  # scrolled to it (sub-pixel)
+    assert len(cells) == 15 and all(section and not loaded for _, section, loaded in cells)
+    assert opened and -5 < top < 100 and heading.startswith("Judge view: mean of the judges")  # scrolled to it
+
+
+def test_it_fits_a_phone_screen_with_a_criterion_open(live_url, admin_user, monkeypatch) -> None:
+    from playwright.sync_api import sync_playwright
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    call_command("vendor_static", verbosity=0)
+    campaign = make_campaign()
+    session = _session(admin_user)
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 390, "height": 844})
+            context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": live_url}])
+            page = context.new_page()
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(f"{live_url}/agreement/{campaign.code}/?bootstrap=0")
+            closed = page.evaluate("document.scrollingElement.scrollWidth")
+            page.click("#crit-0 > summary")
+            page.wait_for_function(f"{DRAWN} === 4")
+            opened = page.evaluate("document.scrollingElement.scrollWidth")
+            # The wide tables scroll inside their own box instead.
+            boxes = page.eval_on_selector_all(
+                "table", "ts => ts.filter(t => t.scrollWidth > t.clientWidth).map(t => getComputedStyle(t).overflowX)"
+            )
+        finally:
+            browser.close()
+    assert errors == []
+    assert closed <= 390 and opened <= 390
+    assert boxes and set(boxes) == {"auto"}

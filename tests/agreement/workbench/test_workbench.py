@@ -38,8 +38,12 @@ def test_it_puts_the_verdict_table_before_anything_else(client_for, admin_user) 
     verdict = main.split('id="verdict"', 1)[1].split("</section>", 1)[0]
     links = [part.split('"', 1)[0] for part in verdict.split('href="#')[1:]]
     assert len(links) == 15
-    for anchor in links:
-        assert f'id="{anchor}"' in page
+    client = client_for(admin_user)
+    for anchor in links:  # evidence-<criterion>-<view>: in the closed criterion section, fetched when opened
+        c = anchor.split("-")[1]
+        assert f'<details class="criterion" id="crit-{c}"' in page
+        evidence = client.get(f"/agreement/{campaign.code}/criteria/{c}/", HTTP_X_FRAGMENT="1").content.decode()
+        assert f'id="{anchor}"' in evidence
     assert "verdict rule v2" in verdict
     # Six items are too few for the per-reviewer alt-test: the small-study tests decide, and say so.
     assert "decided by: combined-annotator Wilcoxon alt-test" in verdict
@@ -55,7 +59,9 @@ def test_it_shows_the_settings_in_effect_and_their_defaults(client_for, admin_us
 
 
 def test_it_names_statistics_plainly_with_the_identifier_in_a_tooltip(client_for, admin_user) -> None:
-    page = _page(client_for(admin_user), make_campaign())
+    campaign = make_campaign()
+    # The statistics tables are a criterion's evidence, fetched when its section is opened.
+    page = client_for(admin_user).get(f"/agreement/{campaign.code}/criteria/0/", HTTP_X_FRAGMENT="1").content.decode()
     assert '<span title="identifier: alpha_ordinal">Krippendorff&#x27;s alpha, ordinal (reviewers)</span>' in page
     assert '<span title="identifier: kappa_quadratic">Cohen&#x27;s kappa, quadratic weights</span>' in page
     assert "<td>alpha_ordinal</td>" not in page
@@ -306,4 +312,6 @@ def test_it_recomputes_when_a_pending_judgment_finishes(client_for, admin_user) 
     pending.save()
     response = client.get(f"/agreement/{campaign.code}/?bootstrap=0")
     assert response["X-Agreement-Cache"] == "miss" and cache.computed["analysis"] == before + 1
-    assert "judge:x:late-judge" in response.content.decode()
+    assert "<th>x:late-judge</th>" in response.content.decode()  # a verdict column of its own
+    evidence = client.get(f"/agreement/{campaign.code}/criteria/0/?bootstrap=0", HTTP_X_FRAGMENT="1")
+    assert "judge:x:late-judge" in evidence.content.decode()
