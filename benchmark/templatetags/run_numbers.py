@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 from django import template
-from django.utils.html import format_html
 
 register = template.Library()
 
@@ -25,9 +24,9 @@ def score_text(value: float | None) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-@register.filter
-def score(value: float | None) -> str:
-    """A rounded score inside a span whose title is the exact value."""
+@register.inclusion_tag("benchmark/_score.html")
+def score(value: float | None) -> dict:
+    """A rounded score inside a span whose title is the exact value (a dash when there is none)."""
     if value is None:
-        return "–"
-    return format_html('<span title="{}">{}</span>', repr(float(value)), score_text(value))
+        return {"missing": True}
+    return {"missing": False, "exact": repr(float(value)), "text": score_text(value)}
