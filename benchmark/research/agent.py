@@ -149,112 +149,145 @@ def _collect(session: Any) -> tuple[str, dict[str, bytes], list[str]]:
     return results, files, problems
 
 
-def research_experiment_run(request: ExperimentRequest) -> ExperimentOutcome:
-    parts = _modules()
+@dataclass
+class _Attempt:
+    """What one drive of the agent left: its sandbox and policy (closed and billed afterwards),
+    how the loop ended, what was collected, and the failure or interruption if any."""
+
+    session: Any = None
+    policy: Any = None
+    exit_status: str = "exit_error"
+    results: str = ""
+    files: dict[str, bytes] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    error: str = ""
+    interrupted: str = ""
+
+
+def _start_run(request: ExperimentRequest, parts: dict[str, Any], agent: AgentConfig, max_steps: int) -> Run:
+    """The agent run the stage's steps are recorded on, already RUNNING and claimed like a queued
+    run (benchmark.runs.services.run_execute): the run reaper otherwise takes a step that runs
+    longer than RUN_HEARTBEAT_TTL for a dead worker."""
     research_run = request.research_run
-    limits = request.limits or {}
-    max_steps = int(limits.get("max_steps", 40))
-    command_timeout = int(limits.get("command_timeout", 1800))
-    agent = _agent_config(request)
-    run = Run.objects.create(
+    return Run.objects.create(
         task=research_run.task,
         agent=agent,
         owner=research_run.owner,
         method=agent.name,
         status=Run.Status.RUNNING,
         started_at=timezone.now(),
-        # Claimed like a queued run (benchmark.runs.services.run_execute), and beating below: the
-        # run reaper otherwise takes a step that runs longer than RUN_HEARTBEAT_TTL for a dead worker.
         worker_name=parts["worker_claim_name"](),
         heartbeat_at=timezone.now(),
         params={"research_run": str(research_run.code), "stage": "experiment", "max_steps": max_steps},
     )
-    with parts["beating"](run.code):  # stops once the final status below is committed
-        spec = parts["SandboxSpec"](
-            network=False,
-            labels={"referee.run": str(run.code), "referee.task": research_run.task.slug, "referee.role": "research"},
-            workdir=WORKDIR,
-        )
-        session = None
-        policy = None
-        error = ""
-        interrupted = ""
-        exit_status = "exit_error"
-        results, files, problems = "", {}, []
+
+
+def _open_sandbox(request: ExperimentRequest, parts: dict[str, Any], run: Run) -> Any:
+    """A sandbox without network, labelled with the run, holding the stage's input files."""
+    spec = parts["SandboxSpec"](
+        network=False,
+        labels={
+            "referee.run": str(run.code),
+            "referee.task": request.research_run.task.slug,
+            "referee.role": "research",
+        },
+        workdir=WORKDIR,
+    )
+    session = parts["open_session"](spec)
+    for name, text in request.inputs.items():
+        session.put_file(f"{WORKDIR}/{name}", text.encode("utf-8"))
+    return session
+
+
+def _drive(
+    request: ExperimentRequest,
+    parts: dict[str, Any],
+    run: Run,
+    agent: AgentConfig,
+    attempt: _Attempt,
+    max_steps: int,
+    command_timeout: int,
+) -> None:
+    """Preflight, sandbox, prompt, policy and the agent loop, then the results collected; fills
+    `attempt` as it goes so that the caller can close the sandbox and bill the policy whatever fails."""
+    limits = request.limits or {}
+    connection, _ = parts["run_preflight"](run=run)  # fail fast, with the provider's words, before the sandbox
+    attempt.session = _open_sandbox(request, parts, run)
+    env = parts["Environment"](
+        session=attempt.session, evaluate=lambda split: _NoScore(), command_timeout=command_timeout, literature=None
+    )
+    system = parts["system_message"](
+        available=env.available_tools, max_steps=max_steps, command_timeout=command_timeout
+    )
+    task_message = TASK_MESSAGE.format(instructions=request.instructions, max_steps=max_steps, workdir=WORKDIR)
+    run.params = {**run.params, "prompt": {"system": system, "task": task_message}}
+    run.save(update_fields=["params"])
+    attempt.policy = parts["LLMPolicy"](
+        settings=parts["ModelSettings"](
+            model=request.research_run.backbone,
+            temperature=agent.temperature,
+            top_p=agent.top_p,
+            max_tokens=4096,
+            cost_limit=float(limits.get("cost_limit", agent.cost_limit)),
+            history_window=agent.history_window,
+            endpoint=connection,
+        ),
+        system=system,
+        task_message=task_message,
+    )
+    outcome = parts["run_loop"](
+        env=env, policy=attempt.policy, recorder=_Recorder(run, parts["step_append"]), max_steps=max_steps
+    )
+    # With no evaluator every submit "fails" to score; what matters is how the loop ended.
+    attempt.exit_status = "submitted" if "(submit)" in outcome.exit_status else outcome.exit_status
+    attempt.results, attempt.files, attempt.problems = _collect(attempt.session)
+
+
+def _close_sandbox(request: ExperimentRequest, attempt: _Attempt) -> None:
+    """Closes the sandbox if one was opened; a failure to close is logged, never raised over the result."""
+    if attempt.session is not None:
         try:
-            connection, _ = parts["run_preflight"](run=run)  # fail fast, with the provider's words, before the sandbox
-            session = parts["open_session"](spec)
-            for name, text in request.inputs.items():
-                session.put_file(f"{WORKDIR}/{name}", text.encode("utf-8"))
-            env = parts["Environment"](
-                session=session, evaluate=lambda split: _NoScore(), command_timeout=command_timeout, literature=None
-            )
-            system = parts["system_message"](
-                available=env.available_tools, max_steps=max_steps, command_timeout=command_timeout
-            )
-            task_message = TASK_MESSAGE.format(instructions=request.instructions, max_steps=max_steps, workdir=WORKDIR)
-            run.params = {**run.params, "prompt": {"system": system, "task": task_message}}
-            run.save(update_fields=["params"])
-            policy = parts["LLMPolicy"](
-                settings=parts["ModelSettings"](
-                    model=research_run.backbone,
-                    temperature=agent.temperature,
-                    top_p=agent.top_p,
-                    max_tokens=4096,
-                    cost_limit=float(limits.get("cost_limit", agent.cost_limit)),
-                    history_window=agent.history_window,
-                    endpoint=connection,
-                ),
-                system=system,
-                task_message=task_message,
-            )
-            outcome = parts["run_loop"](
-                env=env, policy=policy, recorder=_Recorder(run, parts["step_append"]), max_steps=max_steps
-            )
-            # With no evaluator every submit "fails" to score; what matters is how the loop ended.
-            exit_status = "submitted" if "(submit)" in outcome.exit_status else outcome.exit_status
-            results, files, problems = _collect(session)
-        except ExperimentUnavailable:
-            raise
-        except parts["LiveChannelDown"] as exc:  # the runs' own outage limit (benchmark.runs.progress)
-            log.warning("experiment of research run %s interrupted: %s", research_run.code, exc)
-            interrupted = (
-                f"{exc}. The agent run's {run.step_count} committed step(s) are kept; Resume runs the stage again."
-            )
-        except Exception as exc:  # the sandbox or the agent failed: recorded on the run and the stage
-            log.exception("experiment of research run %s failed", research_run.code)
-            error = f"{type(exc).__name__}: {exc}"
-        finally:
-            if session is not None:
-                try:
-                    session.close()
-                except Exception:
-                    log.exception("closing the experiment sandbox of %s", research_run.code)
-        usage = policy.usage if policy is not None else None
-        Run.objects.filter(pk=run.pk).update(
-            status=Run.Status.INTERRUPTED if interrupted else Run.Status.FAILED if error else Run.Status.FINISHED,
-            exit_status="interrupted" if interrupted else exit_status,
-            error=interrupted or error,
-            finished_at=timezone.now(),
-            tokens_sent=usage.tokens_sent if usage else 0,
-            tokens_received=usage.tokens_received if usage else 0,
-            cost=usage.cost if usage else 0.0,
-            api_calls=usage.api_calls if usage else 0,
-        )
-    run.refresh_from_db()
-    if interrupted:
-        raise ExperimentInterrupted(interrupted, run=run)
-    if not error and not results.strip():
-        error = f"the agent ended ({exit_status}) without writing results.md"
+            attempt.session.close()
+        except Exception:
+            log.exception("closing the experiment sandbox of %s", request.research_run.code)
+
+
+def _finish_run(run: Run, attempt: _Attempt) -> None:
+    """The run's final status, error and costs in one UPDATE, committed while the heartbeat still
+    beats so that the reaper never sees a live run without a beat."""
+    usage = attempt.policy.usage if attempt.policy is not None else None
+    Run.objects.filter(pk=run.pk).update(
+        status=(
+            Run.Status.INTERRUPTED
+            if attempt.interrupted
+            else Run.Status.FAILED
+            if attempt.error
+            else Run.Status.FINISHED
+        ),
+        exit_status="interrupted" if attempt.interrupted else attempt.exit_status,
+        error=attempt.interrupted or attempt.error,
+        finished_at=timezone.now(),
+        tokens_sent=usage.tokens_sent if usage else 0,
+        tokens_received=usage.tokens_received if usage else 0,
+        cost=usage.cost if usage else 0.0,
+        api_calls=usage.api_calls if usage else 0,
+    )
+
+
+def _outcome(run: Run, attempt: _Attempt) -> ExperimentOutcome:
+    """The stage's outcome from the finished run; an agent that wrote no results.md is an error."""
+    error = attempt.error
+    if not error and not attempt.results.strip():
+        error = f"the agent ended ({attempt.exit_status}) without writing results.md"
     return ExperimentOutcome(
-        results_md=results,
-        files=files,
+        results_md=attempt.results,
+        files=attempt.files,
         trace={
             "agent": "Referee agent",
             "run": str(run.code),
             "steps": run.step_count,
-            "exit_status": exit_status,
-            "collection_problems": problems,
+            "exit_status": attempt.exit_status,
+            "collection_problems": attempt.problems,
         },
         run=run,
         tokens_sent=run.tokens_sent,
@@ -262,3 +295,34 @@ def research_experiment_run(request: ExperimentRequest) -> ExperimentOutcome:
         cost=run.cost,
         error=error,
     )
+
+
+def research_experiment_run(request: ExperimentRequest) -> ExperimentOutcome:
+    parts = _modules()
+    research_run = request.research_run
+    limits = request.limits or {}
+    max_steps = int(limits.get("max_steps", 40))
+    command_timeout = int(limits.get("command_timeout", 1800))
+    agent = _agent_config(request)
+    run = _start_run(request, parts, agent, max_steps)
+    attempt = _Attempt()
+    with parts["beating"](run.code):  # stops once the final status below is committed
+        try:
+            _drive(request, parts, run, agent, attempt, max_steps, command_timeout)
+        except ExperimentUnavailable:
+            raise
+        except parts["LiveChannelDown"] as exc:  # the runs' own outage limit (benchmark.runs.progress)
+            log.warning("experiment of research run %s interrupted: %s", research_run.code, exc)
+            attempt.interrupted = (
+                f"{exc}. The agent run's {run.step_count} committed step(s) are kept; Resume runs the stage again."
+            )
+        except Exception as exc:  # the sandbox or the agent failed: recorded on the run and the stage
+            log.exception("experiment of research run %s failed", research_run.code)
+            attempt.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            _close_sandbox(request, attempt)
+        _finish_run(run, attempt)
+    run.refresh_from_db()
+    if attempt.interrupted:
+        raise ExperimentInterrupted(attempt.interrupted, run=run)
+    return _outcome(run, attempt)

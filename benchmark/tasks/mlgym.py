@@ -18,6 +18,7 @@ MLGym keeps the priority metric in code, so its table is reproduced here; a file
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from benchmark.leaderboards.mlgym_results import MLGYM_TASKS
 from benchmark.models import Task
@@ -289,6 +290,127 @@ def _requirement_lines(root: Path, relative: object) -> list[str]:
     return [line.strip() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
 
 
+def _metric(data: dict, file: Path, task_id: str) -> tuple[str, str, str]:
+    """(metric, direction, where it comes from): the task file's own, else MLGym's README table,
+    else the name its evaluate.py prints; the source is kept so that a page can say which."""
+    if data.get("metric") is not None:
+        return text_field(data, file, "metric"), direction_field(data, file), "task file"
+    if task_id in MLGYM_METRICS:
+        metric, direction = MLGYM_METRICS[task_id]
+        return metric, direction, "MLGym (table in its README)"
+    if task_id in MLGYM_METRICS_INFERRED:
+        metric, direction = MLGYM_METRICS_INFERRED[task_id]
+        return metric, direction, "inferred by Referee (not in MLGym's table; the name its evaluate.py prints)"
+    raise TaskFormatError(file, "metric", f"no metric is known for task id {task_id!r}: add metric: and direction:")
+
+
+class _Datasets(NamedTuple):
+    """The task's datasets as found in this checkout: what loaded, what MLGym's script makes at
+    build time (data_path -> script), what is missing (said, never made up), their docs."""
+
+    datasets: dict[str, dict]
+    generated: dict[str, str]
+    missing: list[str]
+    docs: list[str]
+
+
+def _mlgym_datasets(data: dict, file: Path, configs_dir: Path, root: Path, parts: list) -> _Datasets:
+    """Looks up each dataset config and its files, adding what it reads to the content hash's
+    `parts` (in order), so that data appearing on the machine makes a new task version."""
+    found = _Datasets({}, {}, [], [])
+    for reference in _string_list(data, file, "dataset_configs"):
+        dataset, note = _mlgym_dataset(configs_dir, reference, file)
+        if dataset is None:
+            found.missing.append(note)
+            continue
+        found.datasets[reference] = dataset
+        parts.append((configs_dir / reference).read_bytes())
+        found.docs.append(f"{dataset['name']}:\n{(dataset.get('description') or '').strip()}")
+        if dataset.get("is_local", True):
+            path = root / dataset["data_path"]
+            generator = _split_generator(root, dataset["data_path"])
+            if path.exists():
+                parts += _file_parts(path, dataset["data_path"])
+            elif generator is not None:
+                found.generated[dataset["data_path"]] = generator.relative_to(root).as_posix()
+            else:
+                found.missing.append(
+                    f"dataset {dataset['name']}: put its files in {path} (this checkout has neither "
+                    f"{dataset['data_path']} nor MLGym's _helpers/_generate_split.py to make it; Referee does not make up data in its place: "
+                    "it would be another task, and MLGym's published baseline would not apply to it)"
+                )
+        else:
+            found.missing.append(
+                f"dataset {dataset['name']}: Hugging Face dataset {dataset['data_path']} (no downloads here: MLGym "
+                "loads it from the hub when the task starts; Referee downloads nothing at run time and reads no "
+                "local copy of a hub dataset yet, so this task does not run here)"
+            )
+    return found
+
+
+def _adapter_notes(
+    *, generated: dict[str, str], memory_path: Any, root: Path, plan: dict | None, timeout: int | None
+) -> list[str]:
+    """What Referee does differently from MLGym for this task, shown on the task page: the generated
+    split's pandas shim, the memory file no agent here reads, how model checkpoints are scored."""
+    notes = []
+    for data_path, script in generated.items():
+        notes.append(
+            f"{data_path} is made at build time by MLGym's own {script}, in a sandbox; its answers stay with "
+            "the evaluator. The script's df.drop(columns=..., axis=1) is refused by pandas 3 (the sandbox "
+            "image's), so it runs with a shim that drops the redundant axis (benchmark/tasks/mlgym_compat)."
+        )
+    if isinstance(memory_path, str) and memory_path.strip():
+        where = "in this checkout, unused" if (root / memory_path).is_file() else "not in this checkout"
+        notes.append(
+            f"memory_path {memory_path} ({where}): the file of MLGym's memory tool (memory_write / memory_read, "
+            "its default_memory agent). Referee's agents have no memory tool: the file is neither given to the "
+            "agent nor read, and nothing carries over between runs, as with MLGym's default agent."
+        )
+    if plan is not None and plan.get("evaluator_starter_dirs"):
+        notes.append(
+            "Scoring takes config.yaml and checkpoints/*.pkl from the workspace. The evaluator imports MLGym's own "
+            "src/ (helpers, networks), never the workspace's, and loads the checkpoints as data only (NumPy/JAX "
+            "arrays, dicts, FrozenDict, DotMap): a checkpoint that names any other Python object is refused. "
+            "MLGym's baseline (src/train.py) trains 5 PPO models for its config's num_train_steps on a GPU; "
+            f"within training_timeout ({timeout or 1800} s) on one CPU it does not finish, so its computed "
+            "baseline here is the timeout, and the published value stands alone."
+        )
+    return notes
+
+
+def _task_fields(data: dict, file: Path) -> tuple[list[str], list[dict], int | None, str | None]:
+    """(starter code, published baseline scores, training timeout, sample submission), each checked
+    here so that a malformed task file is refused at load, naming the field."""
+    for name in ("starter_code", "baseline_paths", "evaluation_paths"):
+        _string_list(data, file, name)
+    starter = _string_list(data, file, "starter_code")
+    baseline_scores = data.get("baseline_scores", [])
+    if not isinstance(baseline_scores, list) or not all(isinstance(item, dict) for item in baseline_scores):
+        raise TaskFormatError(file, "baseline_scores", "must be a list of metric mappings")
+    timeout = data.get("training_timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int)):
+        raise TaskFormatError(file, "training_timeout", f"must be whole seconds, not {timeout!r}")
+    sample = data.get("sample_submission")
+    if sample is not None:
+        sample = relative_field(sample, file, "sample_submission")
+    return starter, baseline_scores, timeout, sample
+
+
+def _runtime_parts(*, plan: dict | None, generated: dict[str, str]) -> list[bytes]:
+    """Referee's own code the task runs with (the pandas shim, the evaluation runtime), as content
+    hash parts: a change to it is a new task version."""
+    parts = []
+    if generated:
+        parts.append((Path(__file__).resolve().parent / "mlgym_compat" / "sitecustomize.py").read_bytes())
+    if plan is not None:
+        parts += [
+            (f"(referee runtime)/{p.relative_to(RUNTIME_DIR).as_posix()}").encode() for p in task_files(RUNTIME_DIR)
+        ]
+        parts += [p.read_bytes() for p in task_files(RUNTIME_DIR)]
+    return parts
+
+
 def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
     """Load one of MLGym's ``configs/tasks/*.yaml``; code and data are looked up under mlgym_dir.
 
@@ -306,63 +428,13 @@ def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
     title = text_field(data, file, "name")
     description = text_field(data, file, "description")
 
-    if data.get("metric") is not None:
-        metric, direction, metric_source = text_field(data, file, "metric"), direction_field(data, file), "task file"
-    elif task_id in MLGYM_METRICS:
-        (metric, direction), metric_source = MLGYM_METRICS[task_id], "MLGym (table in its README)"
-    elif task_id in MLGYM_METRICS_INFERRED:
-        (metric, direction), metric_source = (
-            MLGYM_METRICS_INFERRED[task_id],
-            "inferred by Referee (not in MLGym's table; the name its evaluate.py prints)",
-        )
-    else:
-        raise TaskFormatError(file, "metric", f"no metric is known for task id {task_id!r}: add metric: and direction:")
+    metric, direction, metric_source = _metric(data, file, task_id)
 
-    for name in ("starter_code", "baseline_paths", "evaluation_paths"):
-        _string_list(data, file, name)
-    starter = _string_list(data, file, "starter_code")
-    baseline_scores = data.get("baseline_scores", [])
-    if not isinstance(baseline_scores, list) or not all(isinstance(item, dict) for item in baseline_scores):
-        raise TaskFormatError(file, "baseline_scores", "must be a list of metric mappings")
-    timeout = data.get("training_timeout")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int)):
-        raise TaskFormatError(file, "training_timeout", f"must be whole seconds, not {timeout!r}")
-    sample = data.get("sample_submission")
-    if sample is not None:
-        sample = relative_field(sample, file, "sample_submission")
+    starter, baseline_scores, timeout, sample = _task_fields(data, file)
 
-    missing: list[str] = []
-    datasets: dict[str, dict] = {}
-    generated: dict[str, str] = {}  # dataset data_path -> MLGym's script that makes it
     parts = [ADAPTER_VERSION, file.read_bytes()]
-    docs = []
-    for reference in _string_list(data, file, "dataset_configs"):
-        dataset, note = _mlgym_dataset(configs_dir, reference, file)
-        if dataset is None:
-            missing.append(note)
-            continue
-        datasets[reference] = dataset
-        parts.append((configs_dir / reference).read_bytes())
-        docs.append(f"{dataset['name']}:\n{(dataset.get('description') or '').strip()}")
-        if dataset.get("is_local", True):
-            path = root / dataset["data_path"]
-            generator = _split_generator(root, dataset["data_path"])
-            if path.exists():
-                parts += _file_parts(path, dataset["data_path"])
-            elif generator is not None:
-                generated[dataset["data_path"]] = generator.relative_to(root).as_posix()
-            else:
-                missing.append(
-                    f"dataset {dataset['name']}: put its files in {path} (this checkout has neither "
-                    f"{dataset['data_path']} nor MLGym's _helpers/_generate_split.py to make it; Referee does not make up data in its place: "
-                    "it would be another task, and MLGym's published baseline would not apply to it)"
-                )
-        else:
-            missing.append(
-                f"dataset {dataset['name']}: Hugging Face dataset {dataset['data_path']} (no downloads here: MLGym "
-                "loads it from the hub when the task starts; Referee downloads nothing at run time and reads no "
-                "local copy of a hub dataset yet, so this task does not run here)"
-            )
+    found = _mlgym_datasets(data, file, configs_dir, root, parts)
+    datasets, generated, missing = found.datasets, found.generated, found.missing
     for path in starter:
         if not (root / path).exists():
             missing.append(f"starter code: {root / path}")
@@ -371,47 +443,22 @@ def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
     task_dir = _task_dir(root, starter, datasets)
     if task_dir is not None and task_dir.is_dir():
         parts += _file_parts(task_dir, task_dir.relative_to(root).as_posix())
-    description = description.replace("{dataset_docs}", "\n\n".join(docs) or "(no dataset)")
+    description = description.replace("{dataset_docs}", "\n\n".join(found.docs) or "(no dataset)")
 
     notes = _notes(root=root, sample=sample, datasets=datasets)
-    for data_path, script in generated.items():
-        notes.append(
-            f"{data_path} is made at build time by MLGym's own {script}, in a sandbox; its answers stay with "
-            "the evaluator. The script's df.drop(columns=..., axis=1) is refused by pandas 3 (the sandbox "
-            "image's), so it runs with a shim that drops the redundant axis (benchmark/tasks/mlgym_compat)."
-        )
     plan, not_runnable = _plan(task_id=task_id, data=data, file=file, starter=starter)
-    memory_path = data.get("memory_path")
-    if isinstance(memory_path, str) and memory_path.strip():
-        where = "in this checkout, unused" if (root / memory_path).is_file() else "not in this checkout"
-        notes.append(
-            f"memory_path {memory_path} ({where}): the file of MLGym's memory tool (memory_write / memory_read, "
-            "its default_memory agent). Referee's agents have no memory tool: the file is neither given to the "
-            "agent nor read, and nothing carries over between runs, as with MLGym's default agent."
-        )
+    notes += _adapter_notes(
+        generated=generated, memory_path=data.get("memory_path"), root=root, plan=plan, timeout=timeout
+    )
     if plan is not None and plan.get("evaluator_starter_dirs"):
         parts.append(MODEL_WRAPPER.read_bytes())
-        notes.append(
-            "Scoring takes config.yaml and checkpoints/*.pkl from the workspace. The evaluator imports MLGym's own "
-            "src/ (helpers, networks), never the workspace's, and loads the checkpoints as data only (NumPy/JAX "
-            "arrays, dicts, FrozenDict, DotMap): a checkpoint that names any other Python object is refused. "
-            "MLGym's baseline (src/train.py) trains 5 PPO models for its config's num_train_steps on a GPU; "
-            f"within training_timeout ({timeout or 1800} s) on one CPU it does not finish, so its computed "
-            "baseline here is the timeout, and the published value stands alone."
-        )
     if missing:
         data_status = Task.DataStatus.MISSING
     else:
         data_status = Task.DataStatus.OK if datasets else Task.DataStatus.NOT_NEEDED
     data_detail = "\n".join(missing)
     runnable = plan is not None and not missing
-    if generated:
-        parts.append((Path(__file__).resolve().parent / "mlgym_compat" / "sitecustomize.py").read_bytes())
-    if plan is not None:
-        parts += [
-            (f"(referee runtime)/{p.relative_to(RUNTIME_DIR).as_posix()}").encode() for p in task_files(RUNTIME_DIR)
-        ]
-        parts += [p.read_bytes() for p in task_files(RUNTIME_DIR)]
+    parts += _runtime_parts(plan=plan, generated=generated)
     # Data appearing on the machine is a new version: the row's data status is part of what it is.
     parts.append(f"{data_status}\n{data_detail}".encode())
 

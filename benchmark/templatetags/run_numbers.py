@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 from django import template
-from django.utils.html import format_html
 
 register = template.Library()
 
@@ -25,22 +24,22 @@ def score_text(value: float | None) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-@register.filter
-def score(value: float | None) -> str:
-    """A rounded score inside a span whose title is the exact value."""
+@register.inclusion_tag("benchmark/_score.html")
+def score(value: float | None) -> dict:
+    """A rounded score inside a span whose title is the exact value (a dash when there is none)."""
     if value is None:
-        return "–"
-    return format_html('<span title="{}">{}</span>', repr(float(value)), score_text(value))
+        return {"missing": True}
+    return {"missing": False, "exact": repr(float(value)), "text": score_text(value)}
 
 
-@register.filter
-def exit_words(value: str | None) -> str:
+@register.inclusion_tag("benchmark/_exit_words.html")
+def exit_words(value: str | None) -> dict:
     """A run's exit status in words, its stored (MLGym) value as the hover title."""
     from benchmark.runs.exits import exit_text
 
     if not value:
-        return "–"
-    return format_html('<span title="{}">{}</span>', value, exit_text(value))
+        return {"missing": True}
+    return {"missing": False, "stored": value, "text": exit_text(value)}
 
 
 # What an import stores as the method of a trajectory whose file names no model (benchmark.runs.released).

@@ -19,8 +19,6 @@ from django.shortcuts import redirect, render
 from django.template import TemplateDoesNotExist
 from django.template.loader import get_template
 from django.urls import reverse
-from django.utils.html import escape
-from django.utils.safestring import mark_safe
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -171,16 +169,15 @@ def _render_item(
     fields = []
     for dim in form.dimensions:
         key = dim["key"]
-        current = form[f"score_{key}"].value()
+        options, chosen = _score_choices(dim, form[f"score_{key}"].value())
         fields.append(
             {
                 "dim": dim,
-                "guide_html": _dimension_guide(dim.get("questions") or (), dim.get("anchors") or {}),
+                "bands": _score_bands(dim.get("anchors") or {}),
                 "score": form[f"score_{key}"],
                 "just": form[f"just_{key}"],
-                # The score buttons are built here, not in a template loop: 50 of them a page were
-                # half the template's time at 100 reviewers (bench/review_load.py).
-                "options_html": _score_options(key, dim, current, locked),
+                "options": options,
+                "chosen": chosen,
                 "low": dim.get("min", 1),
                 "high": dim.get("max", 10),
             }
@@ -213,35 +210,16 @@ def _render_item(
     return render(request, "review/item.html", context, status=status)
 
 
-def _dimension_guide(questions: Any, anchors: dict) -> str:
-    """A criterion's questions and its score bands (highest first). Built here, not in template loops:
-    at 100 reviewers the loops over nine criteria's questions and bands were a third of the item
-    page's template time (issue 16, bench/review_load.py). Every value is escaped."""
-    html = ""
-    if questions:
-        html += '<ul class="questions">' + "".join(f"<li>{escape(q)}</li>" for q in questions) + "</ul>"
-    if anchors:
-        bands = sorted(anchors.items(), key=lambda kv: kv[0], reverse=True)
-        html += (
-            '\n        <details class="anchors"><summary>Score bands</summary>\n          <dl>'
-            + "".join(f"<dt>{escape(band)}</dt><dd>{escape(text)}</dd>" for band, text in bands)
-            + "</dl>\n        </details>"
-        )
-    return mark_safe(html)  # noqa: S308 - every interpolated value is escaped above
+def _score_bands(anchors: dict) -> list[tuple[str, str]]:
+    """A criterion's score bands, highest first, for review/_dimension_guide.html."""
+    return sorted(anchors.items(), key=lambda kv: kv[0], reverse=True)
 
 
-def _score_options(key: str, dim: dict, current: Any, locked: bool) -> str:
-    """The radio buttons of one criterion (values are ints; the key is the rubric's, escaped)."""
-    name = escape(f"score_{key}")
-    chosen = str(current) if current not in (None, "") else None
-    disabled = " disabled" if locked else ""
-    return mark_safe(  # noqa: S308 - every interpolated value is an int or escaped above
-        "".join(
-            f'<label class="score-option"><input type="radio" name="{name}" value="{v}"'
-            f"{' checked' if str(v) == chosen else ''}{disabled}><span>{v}</span></label>"
-            for v in range(int(dim.get("min", 1)), int(dim.get("max", 10)) + 1)
-        )
-    )
+def _score_choices(dim: dict, current: Any) -> tuple[list[str], str | None]:
+    """The values of one criterion's radio buttons and the chosen one, both as text so that a
+    posted "7" and a stored 7 mark the same button (review/_score_options.html compares them)."""
+    options = [str(v) for v in range(int(dim.get("min", 1)), int(dim.get("max", 10)) + 1)]
+    return options, (str(current) if current not in (None, "") else None)
 
 
 def _posted_tags(request: HttpRequest, assignment: Assignment) -> list[dict] | None:

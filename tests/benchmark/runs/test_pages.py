@@ -208,3 +208,12 @@ def test_it_reaps_runs_whose_worker_is_gone_and_keeps_their_steps(run, researche
     assert run.status == Run.Status.INTERRUPTED and run.steps.count() == 1 and "0123456789abcdef" in run.error
     assert alive.status == Run.Status.RUNNING
     assert str(run.code) in out.getvalue()
+
+
+def test_it_rounds_scores_on_run_pages_and_keeps_the_exact_value_in_the_title(researcher, client_for):
+    run = make_run(owner=researcher, status=Run.Status.FINISHED, best_attempt=2.5699052132701423)
+    c = client_for(researcher)
+    detail = c.get(f"/runs/{run.code}/").content.decode()
+    assert '<dd id="run-best"><span title="2.5699052132701423">2.5699</span></dd>' in detail
+    assert '<dd id="run-submission">–</dd>' in detail  # no submission: a dash, not a made-up 0
+    assert '<td class="num"><span title="2.5699052132701423">2.5699</span></td>' in c.get("/runs/").content.decode()

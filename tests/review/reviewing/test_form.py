@@ -7,6 +7,7 @@ import json
 import pytest
 from django.urls import reverse
 
+from judge.models import Rubric
 from review.assignment.services import campaign_assign
 from review.campaigns.services import campaign_create
 from review.models import Assignment, Campaign, Review
@@ -172,3 +173,33 @@ def test_it_lets_each_reviewer_score_only_under_their_own_code(client_for, revie
     r = client_for(reviewer).post(reverse("review:submit", args=[theirs.code]), full_review_post())
     assert r.status_code == 404
     assert not Review.objects.exists()
+
+
+def test_it_escapes_the_rubrics_names_questions_and_bands_on_the_item_page(client_for, reviewer) -> None:
+    # Rubric text is written by an admin but read by every reviewer: markup in it must show as text.
+    hostile = {
+        "key": "clarity",
+        "name": "<script>alert('name')</script>",
+        "questions": ["<img src=x onerror=alert('q')>"],
+        "anchors": {"<b>9-10</b>": "<i onmouseover=alert('band')>top</i>", "1-8": "rest"},
+        "min": 1,
+        "max": 3,
+        "kind": "score",
+    }
+    rubric = Rubric.objects.create(stage=Rubric.Stage.END_TO_END, version=91, name="r", dimensions=[hostile])
+    campaign = campaign_create(
+        name="c", rubric=rubric, artifacts=[make_paper()], reviewers=[reviewer], reviewers_per_item=1
+    )
+    campaign_assign(campaign=campaign)
+    code = Assignment.objects.get(reviewer=reviewer).code
+    page = client_for(reviewer).get(reverse("review:item", args=[code])).content.decode()
+    for raw in ("<script>alert", "<img src=x", "<b>9-10</b>", "<i onmouseover"):
+        assert raw not in page
+    assert "<legend>&lt;script&gt;alert(&#x27;name&#x27;)&lt;/script&gt;</legend>" in page
+    assert "<li>&lt;img src=x onerror=alert(&#x27;q&#x27;)&gt;</li>" in page
+    # Bands highest first, each escaped; the score buttons run from the rubric's min to its max.
+    assert (
+        "<dt>&lt;b&gt;9-10&lt;/b&gt;</dt><dd>&lt;i onmouseover=alert(&#x27;band&#x27;)&gt;top&lt;/i&gt;</dd><dt>1-8</dt>"
+        in page
+    )
+    assert [v for v in ("1", "2", "3", "4") if f'name="score_clarity" value="{v}"' in page] == ["1", "2", "3"]
