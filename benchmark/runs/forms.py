@@ -8,7 +8,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from benchmark.llm.forms import model_choices, model_pick, unready_note
+from benchmark.llm.forms import ModelField, model_choices, model_pick, unready_note
 from benchmark.models import STARTER_CODE, AgentConfig, Task
 from benchmark.runs.gpus import live_gpu_workers
 from benchmark.tasks.resources import task_gpus
@@ -28,7 +28,7 @@ class LaunchForm(forms.Form):
         choices=[(AgentConfig.Kind.BASELINE, "baseline (no model)"), (AgentConfig.Kind.MODEL, "LLM agent")],
         initial=AgentConfig.Kind.BASELINE,
     )
-    model = forms.ChoiceField(
+    model = ModelField(
         required=False,
         choices=[],
         label="Endpoint and model",
@@ -155,7 +155,7 @@ class ForkForm(forms.Form):
     """Fork a run from one of its steps: the step, and the agent (endpoint and model) that goes on."""
 
     step = forms.IntegerField(min_value=1, label="Fork after step")
-    model = forms.ChoiceField(
+    model = ModelField(
         choices=[],
         label="Endpoint and model",
         help_text="the agent that goes on after the replayed steps (prices in USD per million tokens in / out)",

@@ -109,7 +109,7 @@ def test_it_sends_a_typed_base_url_nothing_on_the_launch_forms(provider, world, 
     # The old attack: provider:model with a base_url. Neither field exists any more.
     legacy = f"{provider}:{'claude-sonnet-4-5' if provider == 'anthropic' else 'gpt-4o'}"
     page = client.post("/runs/launch/", run_form(legacy, base_url=typed)).content.decode()
-    assert "Select a valid choice" in page and not Run.objects.exists()
+    assert "choose an endpoint and a model from the list" in page and not Run.objects.exists()
     page = client.post(reverse("benchmark:research_new"), research_form(mlr, legacy, base_url=typed)).content.decode()
     assert "Select a valid choice" in page and not ResearchRun.objects.exists()
     # A listed endpoint with a base_url smuggled along: the call goes to the admin's URL, never the typed one.
@@ -136,7 +136,7 @@ def test_it_keeps_researcher_endpoints_off_until_an_admin_allows_them(world, res
         offers=[{"model": "m"}],
     )  # fmt: skip
     page = client.post("/runs/launch/", run_form(f"{mine.code}/m")).content.decode()
-    assert "Select a valid choice" in page
+    assert "choose an endpoint and a model from the list" in page
     config = AgentConfig.objects.create(name="compat:m", model="compat:m", endpoint=mine, created_by=researcher)
     run = make_run(owner=researcher, task=builtin_task(), agent_config=config)
     run_execute(run_id=run.pk)

@@ -119,7 +119,7 @@ def test_it_copies_the_steps_up_to_the_fork_point_without_their_cost_and_queues_
     [
         ({"step": 9}, "This run has no step 9."),
         ({"max_steps": 2}, "Leave the agent at least one step after step 2"),
-        ({"model": "not-a-choice"}, "Select a valid choice"),
+        ({"model": "not-a-choice"}, "choose an endpoint and a model from the list"),
     ],
 )
 def test_it_refuses_a_bad_fork_form_and_creates_nothing(change, words, researcher, client_for, fake_llm, redis_client):
