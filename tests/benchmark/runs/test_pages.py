@@ -177,7 +177,7 @@ def test_it_launches_one_job_per_run_after_commit(
 
 def test_it_explains_a_bad_launch(researcher, client_for, reviewer):
     page = client_for(researcher).post("/runs/launch/", {"agent_kind": "model", "model": "gpt-4o"}).content.decode()
-    assert "This field is required" in page and "Select a valid choice" in page
+    assert "This field is required" in page and "choose an endpoint and a model from the list" in page
     assert client_for(reviewer).get("/runs/launch/").status_code == 403
     assert client_for(researcher).get("/runs/launch/").status_code == 200
 
