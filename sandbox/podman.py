@@ -104,7 +104,7 @@ def _account(name: str) -> pwd.struct_passwd:
 
 
 def global_args() -> list[str]:
-    args = ["podman"]
+    args = [shutil.which("podman") or "podman"]  # the podman found on PATH, not the first on SYSTEM_PATH
     chosen = runtime()
     if chosen:
         args += ["--runtime", chosen]

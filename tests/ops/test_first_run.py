@@ -9,14 +9,27 @@ REFEREE_NO_SYSTEM_INSTALL=1 so that, as root on Debian, it does not install dock
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from tests.ops.platform import Platform, running
 
+
+def _path_without_podman() -> str:
+    """A PATH on which podman fails as if absent (a machine with neither Docker nor Podman, now that
+    CI installs podman): a `podman` that exits 127 shadows /usr/bin's (which /bin is on merged-usr Debian)."""
+    shadow = Path(tempfile.mkdtemp(prefix="referee-no-podman-bin-"))
+    shadow.chmod(0o755)
+    fake = shadow / "podman"
+    fake.write_text("#!/bin/sh\necho 'podman: not installed on this machine' >&2\nexit 127\n")
+    fake.chmod(0o755)
+    return f"{shadow}:/usr/bin:/bin"
+
+
 NO_DOCKER = {
-    "PATH": "/usr/bin:/bin",
+    "PATH": _path_without_podman(),
     "DOCKER_HOST": "unix:///nonexistent/docker.sock",
     "REFEREE_NO_SYSTEM_INSTALL": "1",
 }
@@ -91,7 +104,7 @@ def _machine_without_init(engine, **dockerd) -> dict[str, str]:
     engine.dir.chmod(0o755)
     bin_dir = engine.dir / "bin"
     engine.wrapper(bin_dir, **dockerd)
-    return {"PATH": f"{bin_dir}:/usr/bin:/bin", "DOCKER_HOST": engine.host}
+    return {"PATH": f"{bin_dir}:{NO_DOCKER['PATH']}", "DOCKER_HOST": engine.host}
 
 
 @pytest.mark.slow
