@@ -10,6 +10,7 @@ import statistics
 from typing import Any
 
 from django.utils import timezone
+from scipy.stats import t as student_t
 
 from benchmark.models import Task
 from benchmark.tasks.evaluation import (
@@ -23,9 +24,10 @@ from sandbox import SandboxError, open_session
 
 # Deterministic evaluations must give the published value up to float noise across library versions.
 REL_TOLERANCE = 1e-6
-# Monte-Carlo evaluations: the published value is one run; it agrees when it lies within this many
-# standard deviations of one run (estimated from the repeats) of the repeats' mean.
-SIGMAS = 3.0
+# Monte-Carlo evaluations: the published value is one run; it agrees when it lies inside the
+# prediction interval for one more run drawn from the repeats: Student's t with n - 1 degrees of
+# freedom (the sd is itself estimated from few repeats), at the two-sided level of 3 normal sigmas.
+PREDICTION_LEVEL = 0.9973
 
 
 def baseline_command(task: Task) -> str:
@@ -122,12 +124,15 @@ def published_comparison(task: Task) -> dict[str, Any]:
         values = [v for v in (_computed(metrics, key) for metrics in repeats) if v is not None]
         if len(values) >= 2:
             mean, sd = statistics.fmean(values), statistics.stdev(values)
-            tolerance = SIGMAS * sd * math.sqrt(1 + 1 / len(values))
+            quantile = float(student_t.ppf(0.5 + PREDICTION_LEVEL / 2, len(values) - 1))
+            tolerance = quantile * sd * math.sqrt(1 + 1 / len(values))
             row["computed"], row["sd"] = mean, sd
             row["agrees"] = abs(mean - value) <= tolerance
             row["how"] = (
-                f"Monte-Carlo: mean of {len(values)} evaluations, one evaluation's sd {sd:.3g}; "
-                f"agrees when within {SIGMAS:g} sd (x{math.sqrt(1 + 1 / len(values)):.2f} for the mean's own error)"
+                f"Monte-Carlo: mean of {len(values)} evaluations, one evaluation's sd {sd:.3g}; agrees when "
+                f"within {tolerance:.3g} ({PREDICTION_LEVEL:.2%} prediction interval for one evaluation: "
+                f"Student's t {quantile:.3g} with {len(values) - 1} degrees of freedom x sd "
+                f"x{math.sqrt(1 + 1 / len(values)):.2f} for the mean's own error)"
             )
             continue
         computed = _computed(test.get("metrics") or {}, key)

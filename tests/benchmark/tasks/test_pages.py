@@ -165,6 +165,23 @@ def test_it_shows_the_published_baseline_beside_the_computed_one_and_says_where_
     assert 'data-agrees="no"' in html and "disagrees with the published one on Score" in html
 
 
+def test_a_few_repeats_widen_the_interval_by_students_t_not_a_fixed_three_sigma():
+    """Three repeats estimate the sd poorly (CI's prisonersDilemma drew sd 0.00086 for a true spread
+    several times larger): the published run must be judged by the prediction interval for one more
+    run, whose width shrinks as repeats grow."""
+    from benchmark.tasks.baselines import published_comparison
+
+    config = {"runnable": True, "published_baseline_scores": {"Score": 2.3716}}
+    three = [{"Score": v} for v in (2.3770, 2.3778, 2.3786)]
+    task = make_task(slug="prisonersDilemma", source="mlgym", metric="Score", config=config,
+                     baseline_scores={"test": {"metrics": {"Score": 2.3778}, "error": ""}, "repeats": three})  # fmt: skip
+    (row,) = published_comparison(task)["rows"]
+    assert row["agrees"] is True and "2 degrees of freedom" in row["how"], row  # 3 sigma alone would say no
+    task.baseline_scores["repeats"] = [{"Score": v} for v in (2.3770, 2.3774, 2.3778, 2.3782, 2.3786)]
+    (row,) = published_comparison(task)["rows"]
+    assert row["agrees"] is False and "4 degrees of freedom" in row["how"], row
+
+
 def test_it_compares_deterministic_and_machine_bound_metrics_as_such(researcher, client_for):
     task = make_task(
         slug="sat",
