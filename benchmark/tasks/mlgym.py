@@ -166,60 +166,16 @@ def _plan(*, task_id: str, data: dict, file: Path, starter: list[str]) -> tuple[
     baseline_paths = [Path(path).name for path in data.get("baseline_paths") or []]
     timeout = data.get("training_timeout") or 1800
     if entrypoint == "PythonSubmissionTasks" and GAME_MODULE in names:
-        return {
-            "artifacts": [GAME_MODULE],
-            "submission": {
-                "module": GAME_MODULE,
-                "functions": [GAME_FUNCTION],
-                "files": [GAME_MODULE],
-                "call_timeout": 5.0,
-                "load_timeout": 60.0,
-                "max_reply_bytes": 1 << 20,
-                "stub": True,
-            },
-            "evaluator": {"dir": "evaluator", "command": GAME_COMMAND, "timeout": 900, "metrics": "stdout"},
-            # The starter strategy is MLGym's baseline (baseline_paths names evaluate.py itself).
-            "baseline": {"dir": None, "command": f"python3 -c 'import {GAME_MODULE[:-3]}'", "timeout": 120},
-            "monte_carlo_repeats": MONTE_CARLO_REPEATS,
-            "sandbox": {"memory_mb": 1024, "cpus": 1.0},
-        }, ""
+        return _game_plan(), ""
     if entrypoint == "CSVSubmissionTasks" and task_id not in CSV_ANSWERS:
         return None, (
             "its test labels are part of the dataset MLGym puts in the agent's workspace; Referee runs a CSV task "
             "only where it knows the answer file to keep on the evaluator's side"
         )
     if entrypoint == "CSVSubmissionTasks":
-        scripts = [name for name in baseline_paths if name.endswith(".py") and name in names]
-        return {
-            "artifacts": ["submission.csv"],
-            "hidden_files": [CSV_ANSWERS[task_id]],
-            "submission": None,
-            "evaluator": {"dir": "evaluator", "command": CSV_COMMAND, "timeout": 600, "metrics": "stdout"},
-            "baseline": {
-                "dir": None,
-                "command": f"python3 {scripts[0]}" if scripts else "",
-                "timeout": min(int(timeout), 3600),
-            },
-            "monte_carlo_repeats": 1,
-            "sandbox": {"memory_mb": 4096, "cpus": 1.0},
-        }, ""
+        return _csv_plan(task_id=task_id, baseline_paths=baseline_paths, names=names, timeout=timeout), ""
     if entrypoint == "ModelSubmissionTasks" and task_id in MODEL_TASKS_TRIED and "src" in names:
-        scripts = [path for path in baseline_paths_full(data) if path.endswith(".py")]
-        return {
-            "artifacts": [MODEL_CONFIG, MODEL_CHECKPOINTS],
-            "submission": None,
-            # MLGym's src/ (helpers, networks) goes to the evaluator pristine: evaluate.py imports it.
-            "evaluator_starter_dirs": True,
-            "evaluator": {"dir": "evaluator", "command": MODEL_COMMAND, "timeout": 1800, "metrics": "stdout"},
-            # MLGym's baseline: src/train.py from the workspace, whose config is src/config.yaml.
-            "baseline": {
-                "dir": None,
-                "command": f"python3 {scripts[0]} && cp src/{MODEL_CONFIG} {MODEL_CONFIG}" if scripts else "",
-                "timeout": min(int(timeout), 3600),
-            },
-            "monte_carlo_repeats": 1,
-            "sandbox": {"memory_mb": 4096, "cpus": 1.0},
-        }, ""
+        return _model_plan(data=data, timeout=timeout), ""
     if entrypoint == "ModelSubmissionTasks":
         return None, (
             "Referee evaluates MLGym's model tasks (config.yaml and checkpoints/*.pkl, checkpoints loaded as data "
@@ -227,26 +183,86 @@ def _plan(*, task_id: str, data: dict, file: Path, starter: list[str]) -> tuple[
             "evaluation have not been run behind its walls yet"
         )
     if entrypoint == "PythonSubmissionTasks" and task_id == "3SATTime" and SAT_MODULE in names:
-        # heuristic_fn runs in the submission's sandbox; its int-keyed dicts cross the pipes intact
-        # (sandbox/runtime/arena_wire.py). The dataset holds each formula's answer (is_sat): evaluator only.
-        return {
-            "artifacts": [SAT_MODULE],
-            "hidden_files": [SAT_DATASET],
-            "submission": {
-                "module": SAT_MODULE,
-                "functions": [SAT_FUNCTION],
-                "files": [SAT_MODULE],
-                "call_timeout": 5.0,
-                "load_timeout": 60.0,
-                "max_reply_bytes": 1 << 20,
-                "stub": True,
-            },
-            "evaluator": {"dir": "evaluator", "command": SAT_COMMAND, "timeout": int(timeout), "metrics": "stdout"},
-            "baseline": {"dir": None, "command": f"python3 -c 'import {SAT_MODULE[:-3]}'", "timeout": 120},
-            "monte_carlo_repeats": 1,
-            "sandbox": {"memory_mb": 2048, "cpus": 1.0},
-        }, ""
+        return _sat_plan(timeout=timeout), ""
     return None, f"Referee does not yet evaluate MLGym's {entrypoint or 'unnamed'} tasks behind its walls"
+
+
+def _submission_plan(*, module: str, function: str) -> dict:
+    """The submitted module runs in a sandbox of its own that the evaluator calls over Referee's pipes."""
+    return {
+        "module": module,
+        "functions": [function],
+        "files": [module],
+        "call_timeout": 5.0,
+        "load_timeout": 60.0,
+        "max_reply_bytes": 1 << 20,
+        "stub": True,
+    }
+
+
+def _game_plan() -> dict:
+    """A game task (strategy.py against MLGym's opponents)."""
+    return {
+        "artifacts": [GAME_MODULE],
+        "submission": _submission_plan(module=GAME_MODULE, function=GAME_FUNCTION),
+        "evaluator": {"dir": "evaluator", "command": GAME_COMMAND, "timeout": 900, "metrics": "stdout"},
+        # The starter strategy is MLGym's baseline (baseline_paths names evaluate.py itself).
+        "baseline": {"dir": None, "command": f"python3 -c 'import {GAME_MODULE[:-3]}'", "timeout": 120},
+        "monte_carlo_repeats": MONTE_CARLO_REPEATS,
+        "sandbox": {"memory_mb": 1024, "cpus": 1.0},
+    }
+
+
+def _csv_plan(*, task_id: str, baseline_paths: list[str], names: list[str], timeout: Any) -> dict:
+    """A CSV task whose answer file Referee knows, so it stays on the evaluator's side."""
+    scripts = [name for name in baseline_paths if name.endswith(".py") and name in names]
+    return {
+        "artifacts": ["submission.csv"],
+        "hidden_files": [CSV_ANSWERS[task_id]],
+        "submission": None,
+        "evaluator": {"dir": "evaluator", "command": CSV_COMMAND, "timeout": 600, "metrics": "stdout"},
+        "baseline": {
+            "dir": None,
+            "command": f"python3 {scripts[0]}" if scripts else "",
+            "timeout": min(int(timeout), 3600),
+        },
+        "monte_carlo_repeats": 1,
+        "sandbox": {"memory_mb": 4096, "cpus": 1.0},
+    }
+
+
+def _model_plan(*, data: dict, timeout: Any) -> dict:
+    """A model task Referee has tried (config.yaml and checkpoints, loaded as data only)."""
+    scripts = [path for path in baseline_paths_full(data) if path.endswith(".py")]
+    return {
+        "artifacts": [MODEL_CONFIG, MODEL_CHECKPOINTS],
+        "submission": None,
+        # MLGym's src/ (helpers, networks) goes to the evaluator pristine: evaluate.py imports it.
+        "evaluator_starter_dirs": True,
+        "evaluator": {"dir": "evaluator", "command": MODEL_COMMAND, "timeout": 1800, "metrics": "stdout"},
+        # MLGym's baseline: src/train.py from the workspace, whose config is src/config.yaml.
+        "baseline": {
+            "dir": None,
+            "command": f"python3 {scripts[0]} && cp src/{MODEL_CONFIG} {MODEL_CONFIG}" if scripts else "",
+            "timeout": min(int(timeout), 3600),
+        },
+        "monte_carlo_repeats": 1,
+        "sandbox": {"memory_mb": 4096, "cpus": 1.0},
+    }
+
+
+def _sat_plan(*, timeout: Any) -> dict:
+    """3SATTime: heuristic_fn runs in the submission's sandbox; its int-keyed dicts cross the pipes intact
+    (sandbox/runtime/arena_wire.py). The dataset holds each formula's answer (is_sat): evaluator only."""
+    return {
+        "artifacts": [SAT_MODULE],
+        "hidden_files": [SAT_DATASET],
+        "submission": _submission_plan(module=SAT_MODULE, function=SAT_FUNCTION),
+        "evaluator": {"dir": "evaluator", "command": SAT_COMMAND, "timeout": int(timeout), "metrics": "stdout"},
+        "baseline": {"dir": None, "command": f"python3 -c 'import {SAT_MODULE[:-3]}'", "timeout": 120},
+        "monte_carlo_repeats": 1,
+        "sandbox": {"memory_mb": 2048, "cpus": 1.0},
+    }
 
 
 def baseline_paths_full(data: dict) -> list[str]:
