@@ -14,12 +14,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from benchmark.llm import ConfigurationError, LLMError, complete, parse_model
-from benchmark.llm.base import bare_model
+from benchmark.llm.base import Completion, bare_model
 from benchmark.llm.endpoints import connection_for, endpoint_default
 from benchmark.models import Artifact, ModelEndpoint, Run
 from judge.models import Judgment, Rubric
-from judge.parsing import ReplyError, ReplyTruncated, reply_parse
-from judge.prompts import prompt_render, trajectory_render
+from judge.parsing import ParsedReply, ReplyError, ReplyTruncated, reply_parse
+from judge.prompts import RenderedPrompt, prompt_render, trajectory_render
 from judge.rubrics import STAGES_FOR_ARTIFACT
 
 log = logging.getLogger(__name__)
@@ -168,13 +168,7 @@ def _judge(judgment: Judgment) -> Judgment:
     rubric = judgment.rubric
     config = judgment.experiment.config if judgment.experiment_id else None  # a judge experiment's settings
     try:
-        note = config.prompt_note if config else ""
-        if judgment.run_id:
-            prompt = trajectory_render(run=judgment.run, rubric=rubric, note=note)
-        else:
-            prompt = prompt_render(
-                artifact=judgment.artifact, rubric=rubric, with_supplementary=judgment.with_supplementary, note=note
-            )
+        prompt = _prompt(judgment, note=config.prompt_note if config else "")
     except (OSError, ValueError) as exc:  # an unreadable artifact file, a malformed stored trace
         return _fail(judgment, f"could not render the prompt: {type(exc).__name__}: {exc}")
     judgment.prompt_hash = prompt.hash
@@ -207,20 +201,7 @@ def _judge(judgment: Judgment) -> Judgment:
             if exc.raw:
                 judgment.raw_reply = exc.raw
             return _fail(judgment, f"model call failed on attempt {attempt}: {type(exc).__name__}: {exc}")
-        judgment.tokens_sent += completion.tokens_in
-        judgment.tokens_received += completion.tokens_out
-        judgment.cost += completion.cost
-        judgment.raw_reply = completion.text
-        entry = {
-            "attempt": attempt,
-            "reply": completion.text,
-            "tokens_in": completion.tokens_in,
-            "tokens_out": completion.tokens_out,
-            "cost": completion.cost,
-            "priced": completion.priced,
-            "stop_reason": completion.stop_reason,
-            "max_tokens": budget,
-        }
+        entry = _reply_record(judgment, completion, attempt=attempt, budget=budget)
         try:
             parsed = reply_parse(completion.text, rubric, stop_reason=completion.stop_reason)
         except ReplyTruncated as exc:
@@ -243,15 +224,7 @@ def _judge(judgment: Judgment) -> Judgment:
             ]
             continue
         log.append({**entry, "error": ""})
-        judgment.attempt_log = log
-        judgment.status = Judgment.Status.SUCCEEDED
-        judgment.scores = parsed.scores
-        judgment.findings = parsed.findings
-        judgment.repairs = parsed.repairs
-        judgment.error = ""
-        judgment.finished_at = timezone.now()
-        judgment.save()
-        return judgment
+        return _succeed(judgment, parsed, attempt_log=log)
     judgment.attempt_log = log
     if truncated:
         return _fail(
@@ -261,3 +234,44 @@ def _judge(judgment: Judgment) -> Judgment:
             Judgment.Status.TRUNCATED,
         )
     return _fail(judgment, f"no valid reply after {judgment.attempts} attempt(s); last error: {error}")
+
+
+def _prompt(judgment: Judgment, *, note: str) -> RenderedPrompt:
+    """The judge's prompt: a run's trajectory, or an artifact (with its supplementary files if asked)."""
+    if judgment.run_id:
+        return trajectory_render(run=judgment.run, rubric=judgment.rubric, note=note)
+    return prompt_render(
+        artifact=judgment.artifact, rubric=judgment.rubric, with_supplementary=judgment.with_supplementary, note=note
+    )
+
+
+def _reply_record(judgment: Judgment, completion: Completion, *, attempt: int, budget: int) -> dict[str, Any]:
+    """Count a reply's tokens and cost on the judgment (every reply is paid for, valid or not) and
+    return its attempt-log entry, less the error."""
+    judgment.tokens_sent += completion.tokens_in
+    judgment.tokens_received += completion.tokens_out
+    judgment.cost += completion.cost
+    judgment.raw_reply = completion.text
+    return {
+        "attempt": attempt,
+        "reply": completion.text,
+        "tokens_in": completion.tokens_in,
+        "tokens_out": completion.tokens_out,
+        "cost": completion.cost,
+        "priced": completion.priced,
+        "stop_reason": completion.stop_reason,
+        "max_tokens": budget,
+    }
+
+
+def _succeed(judgment: Judgment, parsed: ParsedReply, *, attempt_log: list[dict[str, Any]]) -> Judgment:
+    """Store a validated reply's scores."""
+    judgment.attempt_log = attempt_log
+    judgment.status = Judgment.Status.SUCCEEDED
+    judgment.scores = parsed.scores
+    judgment.findings = parsed.findings
+    judgment.repairs = parsed.repairs
+    judgment.error = ""
+    judgment.finished_at = timezone.now()
+    judgment.save()
+    return judgment
