@@ -83,20 +83,12 @@ def _scores(run: Run, result: RunResult, baseline: float | None) -> list[Score]:
 
 def mlgym_results_import(*, directory: Path, log: Callable[[str], None] = lambda _: None) -> ImportReport:
     """Import every results.json under `directory` (see the module docstring)."""
-    from benchmark.runs.trajectories import TrajImportError, traj_import
-
     report = ImportReport()
     results = read_results_dir(directory)
     report.issues.extend(results.issues)
     # The MLGym checkout the results belong to: its configs define the tasks the runs ran on.
     checkout = next((p for p in (directory, *directory.parents) if (p / "configs" / "tasks").is_dir()), None)
-    present = {
-        folder: (pk, bool(done), bool(key) or steps > 0)
-        for folder, pk, done, key, steps in Run.objects.filter(source=Run.Source.MLGYM)
-        .values_list("params__mlgym_folder", "pk", "params__results_imported", "params__import_key", "step_count")
-        .iterator()
-        if folder
-    }
+    present = _present_runs()
     new = [r for r in results.runs if r.folder.name not in present]
     # Created by a .traj import (or by an import that predates the stored baseline): completed now.
     incomplete = [r for r in results.runs if r.folder.name in present and not present[r.folder.name][1]]
@@ -106,48 +98,8 @@ def mlgym_results_import(*, directory: Path, log: Callable[[str], None] = lambda
             group = RunGroup.objects.create(
                 name=f"MLGym release import: {directory.name} ({len(new) + len(incomplete)} runs)"
             )
-            before = set(Task.objects.filter(slug__in=MLGYM_TASKS).values_list("slug", flat=True))
-            tasks = {t: mlgym_task(t, mlgym_dir=checkout) for t in {r.folder.task for r in new}}
-            report.tasks_created = sorted(t for t in tasks if t not in before)
-            agents: dict[tuple, AgentConfig] = {}
-            now = timezone.now()
-            runs = [
-                Run(
-                    task=tasks[result.folder.task],
-                    agent=mlgym_agent(folder_meta(result.folder.name), agents),
-                    group=group,
-                    source=Run.Source.MLGYM,
-                    method=result.folder.method,
-                    status=Run.Status.FINISHED,
-                    best_attempt=result.score.best_attempt,
-                    best_submission=result.score.best_submission,
-                    params={
-                        **_results_params(result),
-                        # The .traj's numbers, until one is imported: stored as 0, shown as unknown.
-                        "has_trajectory": False,
-                        "cost_recorded": False,
-                        "unknown": list(TRAJ_NUMBERS),
-                    },
-                    finished_at=now,
-                )
-                for result in new
-            ]
-            Run.objects.bulk_create(runs, batch_size=500)
-            if any(r.pk is None for r in runs):  # backends that do not return ids from bulk_create
-                by_folder = {r.params["mlgym_folder"]: r for r in Run.objects.filter(group=group).only("id", "params")}
-                runs = [by_folder[r.params["mlgym_folder"]] for r in runs]
-            completed = []
-            for result in incomplete:
-                run = Run.objects.select_for_update().get(pk=present[result.folder.name][0])
-                run.params = {**run.params, **_results_params(result)}
-                Run.objects.filter(pk=run.pk).update(
-                    group=group,
-                    best_attempt=result.score.best_attempt,
-                    best_submission=result.score.best_submission,
-                    params=run.params,
-                )
-                Score.objects.filter(run=run).delete()  # the .traj's copy; results.json's are the release's scores
-                completed.append(run)
+            runs = _create_runs(new, group=group, checkout=checkout, report=report)
+            completed = _complete_runs(incomplete, group=group, present=present)
             scores = [
                 score
                 for run, result in zip([*runs, *completed], [*new, *incomplete], strict=True)
@@ -158,8 +110,78 @@ def mlgym_results_import(*, directory: Path, log: Callable[[str], None] = lambda
                 scores_link(run)
         report.imported, report.completed, report.scores = len(runs), len(completed), len(scores)
         log(f"imported {report.imported} runs into group {group.name!r}")
-    # A run folder's .traj (some runs have one): its steps, cost and exit status join the run.
-    for result in results.runs:
+    _import_trajectories(results.runs, present=present, report=report)
+    return report
+
+
+def _present_runs() -> dict[str, tuple[int, bool, bool]]:
+    """The MLGym runs already here, by folder: (pk, results imported, has its trajectory)."""
+    return {
+        folder: (pk, bool(done), bool(key) or steps > 0)
+        for folder, pk, done, key, steps in Run.objects.filter(source=Run.Source.MLGYM)
+        .values_list("params__mlgym_folder", "pk", "params__results_imported", "params__import_key", "step_count")
+        .iterator()
+        if folder
+    }
+
+
+def _create_runs(new: list[RunResult], *, group: RunGroup, checkout: Path | None, report: ImportReport) -> list[Run]:
+    """A finished run per new results.json (its task loaded from the checkout where not here yet)."""
+    before = set(Task.objects.filter(slug__in=MLGYM_TASKS).values_list("slug", flat=True))
+    tasks = {t: mlgym_task(t, mlgym_dir=checkout) for t in {r.folder.task for r in new}}
+    report.tasks_created = sorted(t for t in tasks if t not in before)
+    agents: dict[tuple, AgentConfig] = {}
+    now = timezone.now()
+    runs = [
+        Run(
+            task=tasks[result.folder.task],
+            agent=mlgym_agent(folder_meta(result.folder.name), agents),
+            group=group,
+            source=Run.Source.MLGYM,
+            method=result.folder.method,
+            status=Run.Status.FINISHED,
+            best_attempt=result.score.best_attempt,
+            best_submission=result.score.best_submission,
+            params={
+                **_results_params(result),
+                # The .traj's numbers, until one is imported: stored as 0, shown as unknown.
+                "has_trajectory": False,
+                "cost_recorded": False,
+                "unknown": list(TRAJ_NUMBERS),
+            },
+            finished_at=now,
+        )
+        for result in new
+    ]
+    Run.objects.bulk_create(runs, batch_size=500)
+    if any(r.pk is None for r in runs):  # backends that do not return ids from bulk_create
+        by_folder = {r.params["mlgym_folder"]: r for r in Run.objects.filter(group=group).only("id", "params")}
+        runs = [by_folder[r.params["mlgym_folder"]] for r in runs]
+    return runs
+
+
+def _complete_runs(incomplete: list[RunResult], *, group: RunGroup, present: dict) -> list[Run]:
+    """Runs a .traj import created, given their results.json's numbers and scores."""
+    completed = []
+    for result in incomplete:
+        run = Run.objects.select_for_update().get(pk=present[result.folder.name][0])
+        run.params = {**run.params, **_results_params(result)}
+        Run.objects.filter(pk=run.pk).update(
+            group=group,
+            best_attempt=result.score.best_attempt,
+            best_submission=result.score.best_submission,
+            params=run.params,
+        )
+        Score.objects.filter(run=run).delete()  # the .traj's copy; results.json's are the release's scores
+        completed.append(run)
+    return completed
+
+
+def _import_trajectories(runs: list[RunResult], *, present: dict, report: ImportReport) -> None:
+    """A run folder's .traj (some runs have one): its steps, cost and exit status join the run."""
+    from benchmark.runs.trajectories import TrajImportError, traj_import
+
+    for result in runs:
         if result.folder.name in present and present[result.folder.name][2]:
             continue  # the run has its trajectory already
         for path in sorted(result.path.parent.glob("*.traj")):
@@ -171,4 +193,3 @@ def mlgym_results_import(*, directory: Path, log: Callable[[str], None] = lambda
             if stored:
                 report.trajectories += 1
                 report.steps += run.step_count
-    return report
