@@ -27,7 +27,7 @@ z > 1 agrees with reviewers more than a typical reviewer does, z < -1 less than 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -207,9 +207,52 @@ def alt_test(
         "method": "Calderon, Reichart & Dror (ACL 2025): leave one reviewer out, one-sided t-test of "
         "mean(W_h - W_f) < epsilon per reviewer, Benjamini-Yekutieli across reviewers",
     }
+    stats = _reviewer_stats(rev, wf, wh, n_reviewers=len(reviewers), epsilon=epsilon)
+    per, skipped = _reviewer_rows(stats, reviewers, min_items=min_items)
+    n = {"items": n_kept, "reviewers_tested": len(per), "reviewers_skipped": len(skipped)}
+    note = "a reviewer with several rows on an item counts once (the first row)" if dup else ""
+    if n_kept == 0:
+        return record(statistic, n=n, note="needs items with at least two human scores and a judge score", **base)
+    if not per:
+        return _too_few_items(statistic, n=n, skipped=skipped, min_items=min_items, base=base)
+    p_by, rejected = benjamini_yekutieli(np.array([x["p"] for x in per]), alpha)
+    pw_by, worse = benjamini_yekutieli(np.array([x["p_worse"] for x in per]), alpha)
+    for x, a, rj, aw, w in zip(per, p_by, rejected, pw_by, worse, strict=True):
+        x.update(p_by=float(a), judge_wins=bool(rj), p_worse_by=float(aw), reviewer_better=bool(w))
+    omega = float(rejected.mean())
+    return record(
+        statistic,
+        omega,
+        n=n,
+        note=note,
+        rho=float(np.mean([x["rho_judge"] for x in per])),
+        passed=bool(omega >= 0.5),
+        worse_rate=float(worse.mean()),
+        per_reviewer=per,
+        skipped=skipped,
+        reading="estimate = winning rate omega (share of reviewers the judge replaces); passes at >= 0.5; "
+        "rho = average advantage probability (compare judges by it)",
+        **base,
+    )
+
+
+class _ReviewerStats(NamedTuple):
+    present: np.ndarray  # reviewer indices with at least one kept item
+    cnt: np.ndarray
+    rho_f: np.ndarray
+    rho_h: np.ndarray
+    p_less: np.ndarray
+    p_worse: np.ndarray
+    constant: np.ndarray
+
+
+def _reviewer_stats(
+    rev: np.ndarray, wf: np.ndarray, wh: np.ndarray, *, n_reviewers: int, epsilon: float
+) -> _ReviewerStats:
+    """Both one-sided t-tests of d = W_h - W_f for every reviewer, vectorised."""
     # Per reviewer at once (a large study has hundreds): counts, mean and sd of d = W_h - W_f.
     # Reviewer indices are small integers: group by bincount, no sort.
-    n_all = max(len(reviewers), int(rev.max()) + 1 if len(rev) else 0)
+    n_all = max(n_reviewers, int(rev.max()) + 1 if len(rev) else 0)
     cnt_all = np.bincount(rev, minlength=n_all)
     present = np.flatnonzero(cnt_all)
     slot = np.full(n_all, -1, dtype=np.int64)
@@ -228,6 +271,14 @@ def alt_test(
         sd = np.sqrt(np.maximum(sq - cnt * mean**2, 0.0) / (cnt - 1))
     p_less = _t_tail(mean, sd, cnt, constant, epsilon, "less")
     p_worse = _t_tail(mean, sd, cnt, constant, 0.0, "greater")
+    return _ReviewerStats(present, cnt, rho_f, rho_h, p_less, p_worse, constant)
+
+
+def _reviewer_rows(
+    stats: _ReviewerStats, reviewers: tuple[str, ...], *, min_items: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(tested reviewers' rows, skipped reviewers with too few items for the t-test)."""
+    present, cnt, rho_f, rho_h, p_less, p_worse, constant = stats
     per: list[dict[str, Any]] = []
     skipped = []
     for k, r in enumerate(present.tolist()):
@@ -246,39 +297,22 @@ def alt_test(
                 "note": "no variation: decided by the mean" if constant[k] else "",
             }
         )
-    n = {"items": n_kept, "reviewers_tested": len(per), "reviewers_skipped": len(skipped)}
-    note = "a reviewer with several rows on an item counts once (the first row)" if dup else ""
-    if n_kept == 0:
-        return record(statistic, n=n, note="needs items with at least two human scores and a judge score", **base)
-    if not per:
-        most = max(skipped, key=lambda s: s["items"]) if skipped else {"items": 0, "reviewer": "-"}
-        return record(
-            statistic,
-            n=n,
-            note=(
-                f"needs at least {min_items} items per reviewer (the authors' minimum for the t-test); "
-                f"the most any reviewer has is {most['items']} ({len(skipped)} reviewer(s) skipped)"
-            ),
-            skipped=skipped,
-            **base,
-        )
-    p_by, rejected = benjamini_yekutieli(np.array([x["p"] for x in per]), alpha)
-    pw_by, worse = benjamini_yekutieli(np.array([x["p_worse"] for x in per]), alpha)
-    for x, a, rj, aw, w in zip(per, p_by, rejected, pw_by, worse, strict=True):
-        x.update(p_by=float(a), judge_wins=bool(rj), p_worse_by=float(aw), reviewer_better=bool(w))
-    omega = float(rejected.mean())
+    return per, skipped
+
+
+def _too_few_items(
+    statistic: str, *, n: dict[str, int], skipped: list[dict[str, Any]], min_items: int, base: dict[str, Any]
+) -> Record:
+    """No reviewer has enough items: say how many the best-covered one has rather than give a rate."""
+    most = max(skipped, key=lambda s: s["items"]) if skipped else {"items": 0, "reviewer": "-"}
     return record(
         statistic,
-        omega,
         n=n,
-        note=note,
-        rho=float(np.mean([x["rho_judge"] for x in per])),
-        passed=bool(omega >= 0.5),
-        worse_rate=float(worse.mean()),
-        per_reviewer=per,
+        note=(
+            f"needs at least {min_items} items per reviewer (the authors' minimum for the t-test); "
+            f"the most any reviewer has is {most['items']} ({len(skipped)} reviewer(s) skipped)"
+        ),
         skipped=skipped,
-        reading="estimate = winning rate omega (share of reviewers the judge replaces); passes at >= 0.5; "
-        "rho = average advantage probability (compare judges by it)",
         **base,
     )
 
