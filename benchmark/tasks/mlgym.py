@@ -213,7 +213,7 @@ def _game_plan() -> dict:
     }
 
 
-def _csv_plan(*, task_id: str, baseline_paths: list[str], names: list[str], timeout: Any) -> dict:
+def _csv_plan(*, task_id: str, baseline_paths: list[str], names: list[str], timeout: int) -> dict:
     """A CSV task whose answer file Referee knows, so it stays on the evaluator's side."""
     scripts = [name for name in baseline_paths if name.endswith(".py") and name in names]
     return {
@@ -231,7 +231,7 @@ def _csv_plan(*, task_id: str, baseline_paths: list[str], names: list[str], time
     }
 
 
-def _model_plan(*, data: dict, timeout: Any) -> dict:
+def _model_plan(*, data: dict, timeout: int) -> dict:
     """A model task Referee has tried (config.yaml and checkpoints, loaded as data only)."""
     scripts = [path for path in baseline_paths_full(data) if path.endswith(".py")]
     return {
@@ -251,7 +251,7 @@ def _model_plan(*, data: dict, timeout: Any) -> dict:
     }
 
 
-def _sat_plan(*, timeout: Any) -> dict:
+def _sat_plan(*, timeout: int) -> dict:
     """3SATTime: heuristic_fn runs in the submission's sandbox; its int-keyed dicts cross the pipes intact
     (sandbox/runtime/arena_wire.py). The dataset holds each formula's answer (is_sat): evaluator only."""
     return {
@@ -427,6 +427,55 @@ def _runtime_parts(*, plan: dict | None, generated: dict[str, str]) -> list[byte
     return parts
 
 
+def _task_header(data: dict, file: Path) -> tuple[str, str, str]:
+    """(id, name, description); the id becomes part of a URL, so it must be a slug."""
+    task_id = text_field(data, file, "id")
+    if not SLUG_RE.match(task_id):
+        raise TaskFormatError(file, "id", f"{task_id!r} cannot be used as a slug")
+    return task_id, text_field(data, file, "name"), text_field(data, file, "description")
+
+
+def _data_status(*, missing: list[str], datasets: dict[str, dict]) -> tuple[str, str]:
+    """(data status, what is missing, one per line) for the task row."""
+    if missing:
+        data_status = Task.DataStatus.MISSING
+    else:
+        data_status = Task.DataStatus.OK if datasets else Task.DataStatus.NOT_NEEDED
+    return data_status, "\n".join(missing)
+
+
+def _missing_files(*, root: Path, starter: list[str], sample: str | None) -> list[str]:
+    """The starter code and sample submission the task names that are not in the checkout."""
+    missing = [f"starter code: {root / path}" for path in starter if not (root / path).exists()]
+    if sample and not (root / sample).is_file():
+        missing.append(f"sample submission: {root / sample}")
+    return missing
+
+
+def _released_fields(
+    *, data: dict, baseline_scores: list[dict], timeout: int | None, sample: str | None
+) -> dict[str, Any]:
+    """What the task's YAML says, kept on the config as MLGym gives it (the task page shows it)."""
+    published = baseline_scores[0] if baseline_scores else {}
+    return {
+        "published_baseline_scores": published,
+        "machine_bound_metrics": sorted(MACHINE_BOUND & set(published)),
+        "task_entrypoint": data.get("task_entrypoint", ""),
+        "training_timeout": timeout,
+        "memory_path": data.get("memory_path") or "",
+        "sample_submission": sample or "",
+    }
+
+
+def _scoring_note(artifacts: list[str]) -> str:
+    """Told to the agent: the workspace's evaluator is a copy, so editing it changes no score."""
+    return (
+        "\n\n(Referee) Scoring never reads your workspace's evaluate.py or target.py: they are copies for "
+        "reading. `validate` and `submit` run MLGym's pristine evaluator in a separate sandbox with the hidden "
+        f"answers, on {', '.join(artifacts)} only; as in MLGym, both score the same test data."
+    )
+
+
 def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
     """Load one of MLGym's ``configs/tasks/*.yaml``; code and data are looked up under mlgym_dir.
 
@@ -438,24 +487,14 @@ def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
     configs_dir = file.parent.parent
     root = Path(mlgym_dir).resolve() if mlgym_dir else configs_dir.parent
     data = read_yaml(file)
-    task_id = text_field(data, file, "id")
-    if not SLUG_RE.match(task_id):
-        raise TaskFormatError(file, "id", f"{task_id!r} cannot be used as a slug")
-    title = text_field(data, file, "name")
-    description = text_field(data, file, "description")
-
+    task_id, title, description = _task_header(data, file)
     metric, direction, metric_source = _metric(data, file, task_id)
-
     starter, baseline_scores, timeout, sample = _task_fields(data, file)
 
     parts = [ADAPTER_VERSION, file.read_bytes()]
     found = _mlgym_datasets(data, file, configs_dir, root, parts)
     datasets, generated, missing = found.datasets, found.generated, found.missing
-    for path in starter:
-        if not (root / path).exists():
-            missing.append(f"starter code: {root / path}")
-    if sample and not (root / sample).is_file():
-        missing.append(f"sample submission: {root / sample}")
+    missing += _missing_files(root=root, starter=starter, sample=sample)
     task_dir = _task_dir(root, starter, datasets)
     if task_dir is not None and task_dir.is_dir():
         parts += _file_parts(task_dir, task_dir.relative_to(root).as_posix())
@@ -468,11 +507,7 @@ def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
     )
     if plan is not None and plan.get("evaluator_starter_dirs"):
         parts.append(MODEL_WRAPPER.read_bytes())
-    if missing:
-        data_status = Task.DataStatus.MISSING
-    else:
-        data_status = Task.DataStatus.OK if datasets else Task.DataStatus.NOT_NEEDED
-    data_detail = "\n".join(missing)
+    data_status, data_detail = _data_status(missing=missing, datasets=datasets)
     runnable = plan is not None and not missing
     parts += _runtime_parts(plan=plan, generated=generated)
     # Data appearing on the machine is a new version: the row's data status is part of what it is.
@@ -486,12 +521,7 @@ def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
         "mlgym_root": str(root),
         "task_dir": task_dir.relative_to(root).as_posix() if task_dir is not None else "",
         "metric_source": metric_source,
-        "published_baseline_scores": baseline_scores[0] if baseline_scores else {},
-        "machine_bound_metrics": sorted(MACHINE_BOUND & set(baseline_scores[0] if baseline_scores else {})),
-        "task_entrypoint": data.get("task_entrypoint", ""),
-        "training_timeout": timeout,
-        "memory_path": data.get("memory_path") or "",
-        "sample_submission": sample or "",
+        **_released_fields(data=data, baseline_scores=baseline_scores, timeout=timeout, sample=sample),
         "generated_data": generated,
         "notes": notes,
         "mlgym": data,
@@ -506,11 +536,7 @@ def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
     if plan is not None:
         config.update(plan)
     if runnable:
-        description += (
-            "\n\n(Referee) Scoring never reads your workspace's evaluate.py or target.py: they are copies for "
-            "reading. `validate` and `submit` run MLGym's pristine evaluator in a separate sandbox with the hidden "
-            f"answers, on {', '.join(config['artifacts'])} only; as in MLGym, both score the same test data."
-        )
+        description += _scoring_note(config["artifacts"])
     return TaskSpec(
         slug=_mlgym_slug(file, task_id),
         title=title,
