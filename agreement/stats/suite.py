@@ -123,11 +123,48 @@ def _view_block(
     ctx: dict[str, Any],
 ) -> dict[str, Any]:
     hm = _nanmean(H, axis=1)
+    ok = ~np.isnan(j) & ~np.isnan(hm)
+    shift = float(np.mean(j[ok] - hm[ok])) if ok.any() else 0.0
+    newer = _judge_view_block(H, j, hm, shift=shift, alpha=alpha, ctx=ctx)
+    hj = np.abs(H - j[:, None])
+    h0 = H[:, 0] if H.shape[1] > 0 else np.full(H.shape[0], np.nan)
+    h1 = H[:, 1] if H.shape[1] > 1 else np.full(H.shape[0], np.nan)
+    # Per item: judge's mean distance to each reviewer minus the reviewers' mean distance to each
+    # other. Zero in expectation if the judge behaves like one more exchangeable reviewer.
+    excess = _nanmean(hj, axis=1) - _pair_mean_abs(H)
+    ceiling, a_hj = _ceiling(H, j, hh, hj, h0, h1)
+    return {
+        "mlrbench_mann_whitney_u": st.mann_whitney(hh, hj.ravel()),
+        "wilcoxon_signed_rank": st.wilcoxon_bias(j, hm),
+        "bias_judge_minus_humans": st.mean_record("bias_judge_minus_humans", j - hm, boot),
+        "spearman": st.correlation(j, hm, "spearman"),
+        "kendall": st.correlation(j, hm, "kendall"),
+        "mad_judge_human_mean": st.mean_record("mad_judge_human_mean", np.abs(j - hm), boot),
+        "excess_disagreement": st.mean_record("excess_disagreement", excess, boot),
+        "tost_equivalence": st.tost(excess, margin, alpha, n_boot=TOST_BOOT, seed=ctx["seed"]),
+        "alpha_ordinal_with_judge": st.krippendorff_alpha(np.concatenate([H, j[:, None]], axis=1), "ordinal"),
+        "alpha_interval_with_judge": a_hj,
+        "icc_1_1_with_judge": st.icc(np.stack([h0, h1, j], axis=1), "1,1"),
+        "icc_2_1_judge_vs_human_mean": st.icc(np.stack([j, hm], axis=1), "2,1"),
+        "ceiling": ceiling,
+        **newer,
+    }
+
+
+def _judge_view_block(
+    H: np.ndarray,
+    j: np.ndarray,
+    hm: np.ndarray,
+    *,
+    shift: float,
+    alpha: float,
+    ctx: dict[str, Any],
+) -> dict[str, Any]:
+    """The judge-as-one-more-reviewer statistics (kappas over judge-reviewer pairs, alt-test,
+    human-likeness, decision view, coverage) of one criterion and judge view."""
     R, reviewers, scale = ctx["R"], ctx["reviewers"], ctx["scale"]
     ja, ha, ra = kp.judge_human_pairs(H, R, j)
     items = int((~np.isnan(j) & ((~np.isnan(H)).sum(axis=1) >= 1)).sum())
-    ok = ~np.isnan(j) & ~np.isnan(hm)
-    shift = float(np.mean(j[ok] - hm[ok])) if ok.any() else 0.0
     alt = {"epsilon": ctx["epsilon"], "alpha": alpha, "min_items": ctx["min_items"]}
     newer = {
         **_agreement_family(ja, ha, items, scale, "", by=ra, by_names=reviewers),
@@ -148,12 +185,14 @@ def _view_block(
         "coverage": _coverage(H, j, ctx["left_out"], ctx["items_total"]),
     }
     newer["alt_test_bias_corrected"]["extra"]["shift"] = shift
-    hj = np.abs(H - j[:, None])
-    h0 = H[:, 0] if H.shape[1] > 0 else np.full(H.shape[0], np.nan)
-    h1 = H[:, 1] if H.shape[1] > 1 else np.full(H.shape[0], np.nan)
-    # Per item: judge's mean distance to each reviewer minus the reviewers' mean distance to each
-    # other. Zero in expectation if the judge behaves like one more exchangeable reviewer.
-    excess = _nanmean(hj, axis=1) - _pair_mean_abs(H)
+    return newer
+
+
+def _ceiling(
+    H: np.ndarray, j: np.ndarray, hh: np.ndarray, hj: np.ndarray, h0: np.ndarray, h1: np.ndarray
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the ceiling record: how the judge agrees with one reviewer against how reviewers agree with
+    each other; Krippendorff's interval alpha with the judge, which the view block reports too)."""
     sp_single = [st.correlation(j, h, "spearman") for h in (h0, h1)]
     sp_hh = st.correlation(h0, h1, "spearman")
     sp_j = (
@@ -163,39 +202,25 @@ def _view_block(
     )
     a_h = st.krippendorff_alpha(H, "interval")
     a_hj = st.krippendorff_alpha(np.concatenate([H, j[:, None]], axis=1), "interval")
-    return {
-        "mlrbench_mann_whitney_u": st.mann_whitney(hh, hj.ravel()),
-        "wilcoxon_signed_rank": st.wilcoxon_bias(j, hm),
-        "bias_judge_minus_humans": st.mean_record("bias_judge_minus_humans", j - hm, boot),
-        "spearman": st.correlation(j, hm, "spearman"),
-        "kendall": st.correlation(j, hm, "kendall"),
-        "mad_judge_human_mean": st.mean_record("mad_judge_human_mean", np.abs(j - hm), boot),
-        "excess_disagreement": st.mean_record("excess_disagreement", excess, boot),
-        "tost_equivalence": st.tost(excess, margin, alpha, n_boot=TOST_BOOT, seed=ctx["seed"]),
-        "alpha_ordinal_with_judge": st.krippendorff_alpha(np.concatenate([H, j[:, None]], axis=1), "ordinal"),
-        "alpha_interval_with_judge": a_hj,
-        "icc_1_1_with_judge": st.icc(np.stack([h0, h1, j], axis=1), "1,1"),
-        "icc_2_1_judge_vs_human_mean": st.icc(np.stack([j, hm], axis=1), "2,1"),
-        "ceiling": st.record(
-            "ceiling",
-            sp_j - sp_hh["estimate"],
-            n={"items": sp_hh["n"].get("items", 0)},
-            note=(
-                ""
-                if not math.isnan(sp_j - sp_hh["estimate"])
-                else f"needs both Spearman correlations: {sp_hh['note'] or sp_single[0]['note'] or 'undefined'}"
-            ),
-            spearman_judge_vs_one_human=sp_j,
-            spearman_human_vs_human=sp_hh["estimate"],
-            alpha_interval_humans=a_h["estimate"],
-            alpha_interval_with_judge=a_hj["estimate"],
-            mad_judge_vs_one_human=float(np.nanmean(hj)) if np.any(~np.isnan(hj)) else math.nan,
-            mad_human_vs_human=float(hh.mean()) if len(hh) else math.nan,
-            reading="estimate = judge-vs-one-human Spearman minus human-vs-human Spearman; "
-            "at or above 0 the judge agrees with a reviewer as well as reviewers agree",
+    ceiling = st.record(
+        "ceiling",
+        sp_j - sp_hh["estimate"],
+        n={"items": sp_hh["n"].get("items", 0)},
+        note=(
+            ""
+            if not math.isnan(sp_j - sp_hh["estimate"])
+            else f"needs both Spearman correlations: {sp_hh['note'] or sp_single[0]['note'] or 'undefined'}"
         ),
-        **newer,
-    }
+        spearman_judge_vs_one_human=sp_j,
+        spearman_human_vs_human=sp_hh["estimate"],
+        alpha_interval_humans=a_h["estimate"],
+        alpha_interval_with_judge=a_hj["estimate"],
+        mad_judge_vs_one_human=float(np.nanmean(hj)) if np.any(~np.isnan(hj)) else math.nan,
+        mad_human_vs_human=float(hh.mean()) if len(hh) else math.nan,
+        reading="estimate = judge-vs-one-human Spearman minus human-vs-human Spearman; "
+        "at or above 0 the judge agrees with a reviewer as well as reviewers agree",
+    )
+    return ceiling, a_hj
 
 
 def _coverage(H: np.ndarray, j: np.ndarray, left_out: Counter, items_total: int) -> dict[str, Any]:
