@@ -8,6 +8,7 @@ import math
 import platform
 import time
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -266,8 +267,6 @@ def analyse(
     threshold: float = DEFAULT_THRESHOLD,
     min_items: int = ALT_MIN_ITEMS,
 ) -> dict[str, Any]:
-    import scipy
-
     t0 = time.perf_counter()
     boot = st.Bootstrap(len(p.items), n_boot, seed, defer=True)
     views = _views(p)
@@ -298,13 +297,7 @@ def analyse(
         hm = _nanmean(H, axis=1)
         by_system[crit] = {name: st.system_means(hm, J[:, c], systems) for name, J in views}
     boot.flush()
-    for name, _ in views:
-        for fam in HOLM_FAMILIES:
-            recs = [criteria[crit]["views"][name][fam] for crit in p.criteria]
-            adj = st.holm(np.array([r["p_value"] for r in recs]))
-            for r, a in zip(recs, adj, strict=True):
-                r["p_holm"] = float(a)
-    n_reviews = int(np.sum(~np.all(np.isnan(p.H), axis=2)))
+    _holm_across_criteria(criteria, views=[name for name, _ in views], criteria_names=p.criteria)
     return {
         "pairing": {"policy": p.policy, "rule": p.rule},
         "settings": {
@@ -315,23 +308,10 @@ def analyse(
             "alt_test_epsilon": epsilon,
             "alt_test_min_items": min_items,
             "decision_threshold": threshold,
-            "confidence": 0.95,
-            "holm_families": list(HOLM_FAMILIES),
-            "holm_across": "criteria, within each judge view",
-            "scipy": scipy.__version__,
-            "numpy": np.__version__,
-            "python": platform.python_version(),
+            **_fixed_settings(),
         },
         "meta": p.meta,
-        "sizes": {
-            "items": len(p.items),
-            "systems": len(set(p.item_system)),
-            "human_reviews": n_reviews,
-            "max_reviews_per_item": int(p.H.shape[1]),
-            "judges": list(p.judges),
-            "judge_scores_are_means": p.judge_is_mean,
-            "criteria": list(p.criteria),
-        },
+        "sizes": _sizes(p),
         "faults": [f.as_dict() for f in p.faults if f.kind not in COVERAGE_KINDS],
         "coverage": {
             "items_total": p.items_total or len(p.items),
@@ -344,4 +324,41 @@ def analyse(
         "criteria": criteria,
         "systems": by_system,
         "seconds": time.perf_counter() - t0,
+    }
+
+
+def _holm_across_criteria(criteria: dict[str, Any], *, views: list[str], criteria_names: Sequence[str]) -> None:
+    """Add each test's Holm-corrected p (`p_holm`): one family per test and judge view, across criteria."""
+    for name in views:
+        for fam in HOLM_FAMILIES:
+            recs = [criteria[crit]["views"][name][fam] for crit in criteria_names]
+            adj = st.holm(np.array([r["p_value"] for r in recs]))
+            for r, a in zip(recs, adj, strict=True):
+                r["p_holm"] = float(a)
+
+
+def _fixed_settings() -> dict[str, Any]:
+    """The settings no caller chooses, and the versions that computed the numbers (to reproduce them)."""
+    import scipy
+
+    return {
+        "confidence": 0.95,
+        "holm_families": list(HOLM_FAMILIES),
+        "holm_across": "criteria, within each judge view",
+        "scipy": scipy.__version__,
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+    }
+
+
+def _sizes(p: Paired) -> dict[str, Any]:
+    """How much was compared: items, systems, human reviews, judges and criteria."""
+    return {
+        "items": len(p.items),
+        "systems": len(set(p.item_system)),
+        "human_reviews": int(np.sum(~np.all(np.isnan(p.H), axis=2))),
+        "max_reviews_per_item": int(p.H.shape[1]),
+        "judges": list(p.judges),
+        "judge_scores_are_means": p.judge_is_mean,
+        "criteria": list(p.criteria),
     }
