@@ -174,72 +174,10 @@ def _import_run(*, run_dir: Path, backbone: str, where: str, report: AIScientist
         faults.append(problem)
     experiments = run_dir / "experiments"
     with transaction.atomic():
-        run = ResearchRun.objects.filter(
-            source=ResearchRun.Source.AI_SCIENTIST, task=task, backbone=backbone
-        ).first() or ResearchRun(
-            task=task,
-            source=ResearchRun.Source.AI_SCIENTIST,
-            backbone=backbone,
-            mode=ResearchRun.Mode.END_TO_END,
-            stages=STAGES,
-            finished_at=timezone.now(),
-        )  # fmt: skip
-        if run.pk is None:
-            run.save()
-            report.created += 1
-        else:
-            report.kept += 1
-        idea_text = (experiments / "idea.md").read_text(encoding="utf-8", errors="replace") if (
-            experiments / "idea.md"
-        ).is_file() else ""  # fmt: skip
-        if not idea_text:
-            faults.append("experiments/idea.md missing")
-        idea = _upsert(
-            run, Artifact.Stage.IDEA, content=idea_text, files=[], data={"priced": False},
-            status=Artifact.Status.DONE if idea_text else Artifact.Status.FAILED,
-            error="" if idea_text else "experiments/idea.md missing in the release",
-        )  # fmt: skip
-        experiment = _upsert(run, Artifact.Stage.EXPERIMENT)
-        stored = []
-        if experiments.is_dir():
-            for source in sorted(p for p in experiments.iterdir() if p.is_file() and _EXPERIMENT_FILE.match(p.name)):
-                name = _store(experiment, source, f"experiments/{source.name}", faults)
-                if name:
-                    stored.append(name)
-        else:
-            faults.append("experiments/ missing")
-        experiment.status = Artifact.Status.DONE if stored else Artifact.Status.FAILED
-        experiment.files = stored
-        experiment.data = {
-            "summaries": [f for f in stored if f.endswith("_summary.json")],
-            "code_files": [f for f in stored if f.endswith(".py")],
-            "agent": {"name": SYSTEM, "key": "ai_scientist_v2", "model": backbone},
-            "priced": False,
-            "cost_note": "the release gives the whole run's cost only (on the run)",
-        }
-        experiment.error = "" if stored else "experiments/ missing in the release"
-        experiment.save()
-        paper = _upsert(run, Artifact.Stage.PAPER)
-        pdf_name = _store(paper, run_dir / pdf, pdf, faults) if (run_dir / pdf).is_file() else None
-        if pdf_name is None and not (run_dir / pdf).is_file():
-            faults.append(f"{pdf} missing")
-        read = pdf_read(run_dir / pdf) if pdf_name else None
-        figures = [file_store(artifact=paper, relative=name, data=png) for name, png in (read.figures if read else [])]
-        if read is not None:
-            faults.extend(read.problems)
-        extracted = bool(read and read.text_layer)
-        paper.status = Artifact.Status.DONE if pdf_name else Artifact.Status.FAILED
-        paper.content = read.markdown if read else ""
-        paper.files = [pdf_name, *figures] if pdf_name else []
-        paper.data = {
-            "pdf": pdf_name or "",
-            "text_extracted": extracted,
-            "extraction": read.summary() if read else {},
-            "note": PDF_READ_NOTE if extracted else PDF_NOTE,
-            "priced": False,
-        }
-        paper.error = "" if pdf_name else f"{pdf} missing in the release"
-        paper.save()
+        run = _run_row(task=task, backbone=backbone, report=report)
+        idea = _import_idea(run, experiments=experiments, faults=faults)
+        experiment, stored = _import_experiment(run, experiments=experiments, backbone=backbone, faults=faults)
+        paper, pdf_name = _import_paper(run, run_dir=run_dir, pdf=pdf, faults=faults)
         report.files += len(stored) + bool(pdf_name)
         failed = [a.stage for a in (idea, experiment, paper) if a.status == Artifact.Status.FAILED]
         run.settings = {
@@ -256,3 +194,91 @@ def _import_run(*, run_dir: Path, backbone: str, where: str, report: AIScientist
         run.save()
     report.runs.append(where)
     report.faults += [f"{where}: {f}" for f in faults]
+
+
+def _run_row(*, task: Task, backbone: str, report: AIScientistReport) -> ResearchRun:
+    """The run of this task and backbone: the one a previous import made (re-imports update it), or a new one."""
+    run = ResearchRun.objects.filter(
+        source=ResearchRun.Source.AI_SCIENTIST, task=task, backbone=backbone
+    ).first() or ResearchRun(
+        task=task,
+        source=ResearchRun.Source.AI_SCIENTIST,
+        backbone=backbone,
+        mode=ResearchRun.Mode.END_TO_END,
+        stages=STAGES,
+        finished_at=timezone.now(),
+    )  # fmt: skip
+    if run.pk is None:
+        run.save()
+        report.created += 1
+    else:
+        report.kept += 1
+    return run
+
+
+def _import_idea(run: ResearchRun, *, experiments: Path, faults: list[str]) -> Artifact:
+    """experiments/idea.md as the idea artifact; failed (not empty and done) when the release lacks it."""
+    idea_text = (experiments / "idea.md").read_text(encoding="utf-8", errors="replace") if (
+        experiments / "idea.md"
+    ).is_file() else ""  # fmt: skip
+    if not idea_text:
+        faults.append("experiments/idea.md missing")
+    return _upsert(
+        run, Artifact.Stage.IDEA, content=idea_text, files=[], data={"priced": False},
+        status=Artifact.Status.DONE if idea_text else Artifact.Status.FAILED,
+        error="" if idea_text else "experiments/idea.md missing in the release",
+    )  # fmt: skip
+
+
+def _import_experiment(
+    run: ResearchRun, *, experiments: Path, backbone: str, faults: list[str]
+) -> tuple[Artifact, list[str]]:
+    """The experiment artifact from experiments/'s files; returns it and the names stored."""
+    experiment = _upsert(run, Artifact.Stage.EXPERIMENT)
+    stored = []
+    if experiments.is_dir():
+        for source in sorted(p for p in experiments.iterdir() if p.is_file() and _EXPERIMENT_FILE.match(p.name)):
+            name = _store(experiment, source, f"experiments/{source.name}", faults)
+            if name:
+                stored.append(name)
+    else:
+        faults.append("experiments/ missing")
+    experiment.status = Artifact.Status.DONE if stored else Artifact.Status.FAILED
+    experiment.files = stored
+    experiment.data = {
+        "summaries": [f for f in stored if f.endswith("_summary.json")],
+        "code_files": [f for f in stored if f.endswith(".py")],
+        "agent": {"name": SYSTEM, "key": "ai_scientist_v2", "model": backbone},
+        "priced": False,
+        "cost_note": "the release gives the whole run's cost only (on the run)",
+    }
+    experiment.error = "" if stored else "experiments/ missing in the release"
+    experiment.save()
+    return experiment, stored
+
+
+def _import_paper(run: ResearchRun, *, run_dir: Path, pdf: str, faults: list[str]) -> tuple[Artifact, str | None]:
+    """The paper artifact: the release's PDF, with its text layer and figures where they can be read;
+    returns it and the stored PDF's name (None when the release has none)."""
+    paper = _upsert(run, Artifact.Stage.PAPER)
+    pdf_name = _store(paper, run_dir / pdf, pdf, faults) if (run_dir / pdf).is_file() else None
+    if pdf_name is None and not (run_dir / pdf).is_file():
+        faults.append(f"{pdf} missing")
+    read = pdf_read(run_dir / pdf) if pdf_name else None
+    figures = [file_store(artifact=paper, relative=name, data=png) for name, png in (read.figures if read else [])]
+    if read is not None:
+        faults.extend(read.problems)
+    extracted = bool(read and read.text_layer)
+    paper.status = Artifact.Status.DONE if pdf_name else Artifact.Status.FAILED
+    paper.content = read.markdown if read else ""
+    paper.files = [pdf_name, *figures] if pdf_name else []
+    paper.data = {
+        "pdf": pdf_name or "",
+        "text_extracted": extracted,
+        "extraction": read.summary() if read else {},
+        "note": PDF_READ_NOTE if extracted else PDF_NOTE,
+        "priced": False,
+    }
+    paper.error = "" if pdf_name else f"{pdf} missing in the release"
+    paper.save()
+    return paper, pdf_name
