@@ -18,6 +18,7 @@ import json
 import logging
 import math
 import time
+from datetime import datetime
 from typing import Any, TypedDict
 
 from django.conf import settings
@@ -277,23 +278,9 @@ def step_append(
                 cost=cost,
                 created_at=now,
             )
-            score_row = None
             changes: dict[str, Any] = {"step_count": index, "heartbeat_at": now}
             counters = {"tokens_sent": tokens_sent, "tokens_received": tokens_received, "cost": cost}
-            if score_kind is not None and score is not None:
-                primary = score.primary if score.primary is not None and math.isfinite(score.primary) else None
-                score_row = Score(
-                    run=run,
-                    step=step,
-                    kind=score_kind,
-                    metrics=score.metrics or {},
-                    primary=primary if not score.error else None,
-                    error=score.error or "",
-                )
-                if not score.error:
-                    changes["best_attempt"] = _better(run.task, run.best_attempt, primary)
-                    if score_kind == Score.Kind.SUBMIT:
-                        changes["best_submission"] = primary
+            score_row = _score_row(run=run, step=step, score_kind=score_kind, score=score, changes=changes)
             _write(run=run, step=step, score=score_row, changes=changes, counters=counters, while_running=while_running)
         if "best_attempt" in changes:
             run.best_attempt = changes["best_attempt"]
@@ -308,16 +295,44 @@ def step_append(
         committed=lambda: Step.objects.filter(run=run, index=index).first(),
         what=f"step {index} of run {run.code}",
     )
-    run.step_count = index
-    run.tokens_sent += tokens_sent
-    run.tokens_received += tokens_received
-    run.cost += cost
-    run.heartbeat_at = now
+    _count_in_memory(run, index=index, tokens_sent=tokens_sent, tokens_received=tokens_received, cost=cost, now=now)
     if publish:
         # Sent after the commit: a viewer that reconnects and asks the database finds it too, and a
         # Redis outage (LiveChannelDown) leaves this step committed.
         step_send(run, step)
     return step
+
+
+def _score_row(*, run: Run, step: Step, score_kind: str | None, score: Any, changes: dict[str, Any]) -> Score | None:
+    """The step's score row, if it was scored. A valid score also moves the run's best values (put
+    in `changes`, the run row's update); a failed one is stored with its error and no number."""
+    if score_kind is None or score is None:
+        return None
+    primary = score.primary if score.primary is not None and math.isfinite(score.primary) else None
+    score_row = Score(
+        run=run,
+        step=step,
+        kind=score_kind,
+        metrics=score.metrics or {},
+        primary=primary if not score.error else None,
+        error=score.error or "",
+    )
+    if not score.error:
+        changes["best_attempt"] = _better(run.task, run.best_attempt, primary)
+        if score_kind == Score.Kind.SUBMIT:
+            changes["best_submission"] = primary
+    return score_row
+
+
+def _count_in_memory(
+    run: Run, *, index: int, tokens_sent: int, tokens_received: int, cost: float, now: datetime
+) -> None:
+    """The caller's run object follows the row's counters (the database added them with F())."""
+    run.step_count = index
+    run.tokens_sent += tokens_sent
+    run.tokens_received += tokens_received
+    run.cost += cost
+    run.heartbeat_at = now
 
 
 def _write(
