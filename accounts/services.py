@@ -118,34 +118,9 @@ def invitation_create(
     created = user is None
     notes: list[str] = []
     if created:
-        # password=None stores an unusable password in the INSERT itself: a second save would
-        # fire the "access changed" broadcast (accounts.signals) for an account nobody uses yet.
-        user = User.objects.create_user(username=email, email=email, password=None)
-        roles_grant(user, roles)
-        Profile.objects.update_or_create(
-            user=user, defaults={"expertise": _tags(list(expertise)), "invited_at": timezone.now()}
-        )
+        user = _invited_account(email=email, roles=roles, expertise=expertise)
     else:
-        if not user.is_active:
-            raise InvitationRefused(
-                f"{email} belongs to the deactivated account {user.get_username()!r}: an invitation does not "
-                "reactivate an account; an admin must reactivate it first"
-            )
-        have = user_roles(user)
-        adding = sorted(set(roles) - have)
-        if adding and not add_roles:
-            raise InvitationRefused(
-                f"{email} already has the account {user.get_username()!r} (roles: {', '.join(sorted(have)) or 'none'}); "
-                f"this invitation would add the role(s) {', '.join(adding)} to it. Invitations never change an "
-                "existing account's roles unless you confirm it (--add-role); its holder then confirms too, signed in."
-            )
-        if REVIEWER in adding and is_researcher(user):
-            notes.append(
-                f"{user.get_username()} can see runs and judgments: they will be refused for every campaign "
-                "whose systems they could identify"
-            )
-        if adding:
-            notes.append(f"the role(s) {', '.join(adding)} are added when {user.get_username()} accepts, signed in")
+        notes += _existing_account_notes(user, email=email, roles=roles, add_roles=add_roles)
         Profile.objects.update_or_create(user=user, defaults={"invited_at": timezone.now()})
     now = timezone.now()
     superseded = (
@@ -168,6 +143,45 @@ def invitation_create(
     if send:
         _invitation_mail(invitation, link, new_password=not user.has_usable_password())
     return InvitationIssued(invitation=invitation, link=link, created_account=created, notes=notes)
+
+
+def _invited_account(*, email: str, roles: list[str], expertise: list[str]) -> Any:
+    """A new account for an unknown email, holding the roles, with no usable password until the link is used."""
+    # password=None stores an unusable password in the INSERT itself: a second save would
+    # fire the "access changed" broadcast (accounts.signals) for an account nobody uses yet.
+    user = get_user_model().objects.create_user(username=email, email=email, password=None)
+    roles_grant(user, roles)
+    Profile.objects.update_or_create(
+        user=user, defaults={"expertise": _tags(list(expertise)), "invited_at": timezone.now()}
+    )
+    return user
+
+
+def _existing_account_notes(user: Any, *, email: str, roles: list[str], add_roles: bool) -> list[str]:
+    """Refuse an invitation that would reactivate an account or add roles unconfirmed; otherwise what
+    the admin should know (roles added only on acceptance, a researcher becoming a reviewer)."""
+    if not user.is_active:
+        raise InvitationRefused(
+            f"{email} belongs to the deactivated account {user.get_username()!r}: an invitation does not "
+            "reactivate an account; an admin must reactivate it first"
+        )
+    have = user_roles(user)
+    adding = sorted(set(roles) - have)
+    if adding and not add_roles:
+        raise InvitationRefused(
+            f"{email} already has the account {user.get_username()!r} (roles: {', '.join(sorted(have)) or 'none'}); "
+            f"this invitation would add the role(s) {', '.join(adding)} to it. Invitations never change an "
+            "existing account's roles unless you confirm it (--add-role); its holder then confirms too, signed in."
+        )
+    notes = []
+    if REVIEWER in adding and is_researcher(user):
+        notes.append(
+            f"{user.get_username()} can see runs and judgments: they will be refused for every campaign "
+            "whose systems they could identify"
+        )
+    if adding:
+        notes.append(f"the role(s) {', '.join(adding)} are added when {user.get_username()} accepts, signed in")
+    return notes
 
 
 def mail_configured() -> bool:
