@@ -22,7 +22,7 @@ import csv
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from django.db import transaction
 
@@ -89,26 +89,9 @@ def import_hallucination_labels(
     path = Path(path)
     if backbone is not None and backbone not in BACKBONES:
         raise LabelFileError(f"backbone must be one of {', '.join(BACKBONES)} (got {backbone!r})")
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.DictReader(handle)
-            header = reader.fieldnames or []
-            rows = list(reader)
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise LabelFileError(f"{path}: unreadable: {exc}") from exc
-    missing = [c for c in ("LLM", "Workshop_name", *COLUMNS) if c not in header]
-    if missing:
-        raise LabelFileError(f"{path}: missing column(s) {', '.join(missing)} (header: {', '.join(header)})")
+    header, rows = _read_rows(path)
     report = LabelImportReport(rows=len(rows))
-    papers = {
-        (a.research_run.task.slug, a.research_run.backbone): a
-        for a in Artifact.objects.filter(
-            stage=Artifact.Stage.PAPER, research_run__source=ResearchRun.Source.MLRBENCH
-        ).select_related("research_run__task")
-    }
-    scientist: dict[str, list[Artifact]] = defaultdict(list)
-    for (slug, _backbone), paper in sorted(find_ai_scientist_papers().items()):
-        scientist[slug].append(paper)
+    papers, scientist = _papers()
     seen: dict[tuple[str, str], int] = {}
     wanted: list[HallucinationLabel] = []
     keep_link: set[tuple[str, str]] = set()  # rows whose paper the file does not tell: an earlier link stays
@@ -142,33 +125,75 @@ def import_hallucination_labels(
                 report.faults.append(
                     f"{where}: {len(candidates)} imported AI Scientist v2 papers for {workshop}; labels kept unlinked"
                 )
-        for column, kind in COLUMNS.items():
-            raw = (row.get(column) or "").strip()
-            value = VALUES.get(raw.lower())
-            if value is None:
-                report.faults.append(f"{where}: {column} = {raw!r} is not Yes / No / Not Sure; label skipped")
-                continue
-            wanted.append(
-                HallucinationLabel(
-                    system=system, workshop=workshop, kind=kind, value=value, artifact=paper, source=where
-                )
-            )
-    report.faults += [f"{path.name}: {m}" for m in missing_rows(list(seen))]
-    if MLR_AGENT in {s for s, _ in seen} and backbone is None:
-        report.faults.append(
-            f"{path.name}: the CSV names the agent ({MLR_AGENT}), not which backbone's paper it checked "
-            f"({', '.join(BACKBONES)}): {MLR_AGENT} labels kept unlinked (links made before stay); pass --backbone to link them"
-        )
-    others = sorted({s for s, _ in seen} - {MLR_AGENT, AI_SCIENTIST})
-    if others:
-        report.faults.append(
-            f"{path.name}: no paper of {', '.join(others)} in the release: their labels are kept, not compared"
-        )
+        wanted += _row_labels(row, system=system, workshop=workshop, paper=paper, where=where, report=report)
+    report.faults += _file_faults(path, seen=list(seen), backbone=backbone)
     _store(wanted, report, keep_link=keep_link)
     if stdout is not None:
         for text in report.lines():
             stdout.write(text + "\n")
     return report
+
+
+def _read_rows(path: Path) -> tuple[list[str], list[dict[str, Any]]]:
+    """(header, rows) of the CSV; an unreadable file or a missing column refuses the whole file."""
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            reader = csv.DictReader(handle)
+            header = reader.fieldnames or []
+            rows = list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise LabelFileError(f"{path}: unreadable: {exc}") from exc
+    missing = [c for c in ("LLM", "Workshop_name", *COLUMNS) if c not in header]
+    if missing:
+        raise LabelFileError(f"{path}: missing column(s) {', '.join(missing)} (header: {', '.join(header)})")
+    return header, rows
+
+
+def _papers() -> tuple[dict[tuple[str, str], Artifact], dict[str, list[Artifact]]]:
+    """The imported papers a label can link to: MLR-Bench's by (task, backbone), AI Scientist v2's by task."""
+    papers = {
+        (a.research_run.task.slug, a.research_run.backbone): a
+        for a in Artifact.objects.filter(
+            stage=Artifact.Stage.PAPER, research_run__source=ResearchRun.Source.MLRBENCH
+        ).select_related("research_run__task")
+    }
+    scientist: dict[str, list[Artifact]] = defaultdict(list)
+    for (slug, _backbone), paper in sorted(find_ai_scientist_papers().items()):
+        scientist[slug].append(paper)
+    return papers, scientist
+
+
+def _row_labels(
+    row: dict[str, Any], *, system: str, workshop: str, paper: Artifact | None, where: str, report: LabelImportReport
+) -> list[HallucinationLabel]:
+    """One label per column of the row; a value other than Yes / No / Not Sure skips that label only."""
+    labels = []
+    for column, kind in COLUMNS.items():
+        raw = (row.get(column) or "").strip()
+        value = VALUES.get(raw.lower())
+        if value is None:
+            report.faults.append(f"{where}: {column} = {raw!r} is not Yes / No / Not Sure; label skipped")
+            continue
+        labels.append(
+            HallucinationLabel(system=system, workshop=workshop, kind=kind, value=value, artifact=paper, source=where)
+        )
+    return labels
+
+
+def _file_faults(path: Path, *, seen: list[tuple[str, str]], backbone: str | None) -> list[str]:
+    """What the file as a whole leaves out or cannot tell (rows missing, unlinked systems)."""
+    faults = [f"{path.name}: {m}" for m in missing_rows(seen)]
+    if MLR_AGENT in {s for s, _ in seen} and backbone is None:
+        faults.append(
+            f"{path.name}: the CSV names the agent ({MLR_AGENT}), not which backbone's paper it checked "
+            f"({', '.join(BACKBONES)}): {MLR_AGENT} labels kept unlinked (links made before stay); pass --backbone to link them"
+        )
+    others = sorted({s for s, _ in seen} - {MLR_AGENT, AI_SCIENTIST})
+    if others:
+        faults.append(
+            f"{path.name}: no paper of {', '.join(others)} in the release: their labels are kept, not compared"
+        )
+    return faults
 
 
 def _store(wanted: list[HallucinationLabel], report: LabelImportReport, *, keep_link: set[tuple[str, str]]) -> None:
