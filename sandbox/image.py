@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox import conf
-from sandbox.base import LABEL
+from sandbox.base import LABEL, SandboxError
 from sandbox.recipe import (
     CHANGES,
     DEBIAN_PACKAGES,
@@ -280,11 +280,25 @@ def _build_locked(workdir: Path, tag: str, *, force: bool, log: Log) -> str:
     return tag
 
 
+def podman_image_ensure(tag: str, *, log: Log = print) -> str:
+    """The image in podman's store (``manage.py build_sandbox_image --engine podman``): loaded from
+    this node's Docker engine where it has it, else, for the default image, imported."""
+    from sandbox import podman
+
+    if podman.image_exists(tag) or podman.load_from_docker(tag, log):
+        return tag
+    if tag != default_tag():  # a task's variant or an image of the admin's: only a load can bring it
+        raise SandboxError(f"no Docker engine on this node holds {tag}, and podman builds only {default_tag()}")
+    podman_import(tag, log=log)
+    if not podman.image_exists(tag):
+        raise SandboxError(f"loading {tag} into podman did not produce the image")
+    return tag
+
+
 def podman_import(tag: str, *, log: Log = print) -> str:
-    """Put the image into podman's store without a Docker engine (sandbox.podman.ensure_image calls
-    this when no engine on the node has it): from the debootstrap rootfs of the same hash when this
-    node has built it, else `podman build` of the Dockerfile where a registry answers, else the
-    debootstrap build here (root). Same content and labels as the Docker image."""
+    """Put the image into podman's store without a Docker engine: from the debootstrap rootfs of the
+    same hash when this node has built it, else `podman build` of the Dockerfile where a registry
+    answers, else the debootstrap build here (root). Same content and labels as the Docker image."""
     from sandbox import podman
 
     workdir = conf.cache_dir() / inputs_hash()

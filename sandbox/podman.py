@@ -321,11 +321,28 @@ def import_rootfs(tarball: Path, tag: str, *, changes: list[str], inputs: str) -
 
 
 def ensure_image(tag: str, *, log: Callable[[str], None] = lambda line: None) -> str:
-    """The image in podman's store under ``tag``, put there once per node: loaded from this node's
-    Docker engine where it has the image, else imported from the debootstrap rootfs this node
-    built (``manage.py build_sandbox_image``); never pulled from a registry."""
+    """The image in podman's store under ``tag``, put there once per node by loading it from this
+    node's Docker engine where it has the image; never pulled from a registry. A node without that
+    engine gets it from ``manage.py build_sandbox_image --engine podman`` (sandbox.image builds or
+    imports it there: minutes, and root for the offline build, so not inside a run's start)."""
     if image_exists(tag):
         return tag
+    conf.cache_dir().mkdir(parents=True, exist_ok=True)
+    with (conf.cache_dir() / ".podman-lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one load per node; the others wait and then find it
+        if image_exists(tag):
+            return tag
+        started = time.monotonic()
+        if not load_from_docker(tag, log):
+            raise SandboxError(
+                f"no Docker engine on this node holds {tag} and podman's store lacks it: run "
+                "`manage.py build_sandbox_image --engine podman` on this node once (it imports the offline "
+                "build of the default image; a task's variant can only be loaded from an engine that holds it)"
+            )
+        if not image_exists(tag):
+            raise SandboxError(f"loading {tag} into podman did not produce the image")
+        log(f"image {tag} in podman's store after {time.monotonic() - started:.1f}s")
+    return tag
     conf.cache_dir().mkdir(parents=True, exist_ok=True)
     with (conf.cache_dir() / ".podman-lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one load per node; the others wait and then find it

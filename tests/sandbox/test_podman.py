@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import Mount, SandboxSpec, SandboxUnavailable, backend_info, open_session, podman
+from sandbox import Mount, SandboxError, SandboxSpec, SandboxUnavailable, backend_info, open_session, podman
+from sandbox.image import podman_image_ensure
 from sandbox.recipe import default_tag, inputs_hash
 
 pytestmark = [pytest.mark.podman, pytest.mark.docker]  # the image comes from this node's Docker engine
@@ -305,8 +306,10 @@ def test_it_imports_the_image_from_the_nodes_own_rootfs_where_no_docker_engine_h
     podman.probe.cache_clear()
     try:
         assert not podman.image_exists(podman_ready)
+        with pytest.raises(SandboxError, match="build_sandbox_image --engine podman"):
+            podman.ensure_image(podman_ready)  # a run's start does not build: it names the command
         said: list[str] = []
-        podman.ensure_image(podman_ready, log=said.append)
+        podman_image_ensure(podman_ready, log=said.append)
         labels = podman.image_labels(podman_ready)
         with open_session(SandboxSpec(), backend="podman") as session:
             whoami = session.run("id -u; python3 -c 'import sklearn; print(sklearn.__version__)'", timeout=60)

@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from sandbox.base import SandboxError
-from sandbox.image import DEBOOTSTRAP, DOCKERFILE, ImageBuildError, build_image
+from sandbox.image import DEBOOTSTRAP, DOCKERFILE, ImageBuildError, build_image, podman_image_ensure
 from sandbox.recipe import default_tag
 
 
@@ -40,7 +40,7 @@ class Command(BaseCommand):
             if problem:
                 raise CommandError(f"podman cannot run sandboxes here: {problem}")
             try:
-                tag = podman.ensure_image(default_tag(), log=lambda line: self.stdout.write(line))
+                tag = podman_image_ensure(default_tag(), log=lambda line: self.stdout.write(line))
             except (ImageBuildError, SandboxError) as exc:
                 raise CommandError(str(exc)) from exc
             self.stdout.write(self.style.SUCCESS(tag))
