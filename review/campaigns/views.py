@@ -156,14 +156,14 @@ def campaign_item_candidates(request: HttpRequest, code: str) -> HttpResponse:
     return render(request, "review/partials/candidates.html", {"found": found})
 
 
-def _picker_rows(form: Any, name: str, stage: str = "") -> list[dict[str, Any]]:
-    """A picker's rows: each candidate with its stage if it has one."""
+def _picker_rows(form: Any, name: str) -> list[dict[str, Any]]:
+    """A picker's rows (the reviewers'; items are paged by review.campaigns.candidates)."""
     chosen = {str(v) for v in (form[name].value() or [])}
     field = form.fields[name]
     return [
         {
             "pk": obj.pk,
-            "stage": stage or getattr(obj, "stage", ""),
+            "stage": getattr(obj, "stage", ""),
             "label": field.label_from_instance(obj),
             "checked": str(obj.pk) in chosen,
         }
