@@ -278,9 +278,10 @@ class ItemsAddForm(forms.Form):
         errors = []
         if present:
             errors.append(f"{len(present)} already in this campaign")
-        if not self.campaign.is_trajectory and (wrong := [o for o in picked if o.stage != stage]):
+        wrong = [] if self.campaign.is_trajectory else [o for o in picked if o.stage != stage]
+        if wrong:
             errors.append(f"{len(wrong)} of another stage ({', '.join(sorted({o.stage for o in wrong}))}), not {stage}")
-        elif other := [o for o in picked if o.pk not in eligible and o.pk not in present]:
+        if other := [o for o in picked if o.pk not in eligible and o.pk not in present and o not in wrong]:
             errors.append(f"{len(other)} not among the {kind} that can be blinded")
         if errors:
             raise forms.ValidationError(f"{'; '.join(errors)}. Only {kind} not in the campaign yet can be added.")
