@@ -11,10 +11,14 @@ time, no network, no browser. Reported: p50 / max server time, bytes, and the ch
 carries, for the form page (and, where the checkout has it, the candidate endpoint: a search and a
 second page).
 
+Then the campaign page (review:campaign_detail) of a paper campaign of 3 items, with papers added
+until --items papers can join it: its "add items" picker (and, where the checkout has it, the
+picker's endpoint: a search and a second page).
+
 --compare REV measures the same cases on another revision in the same run (default: none): the
 revision's files are extracted with `git archive` into a temporary folder (the repository is only
 read) and this script runs there on a database of its own, filled the same way.
-Goal (issue 33): the form page <= 1 s with 10,000 candidate items.
+Goal (issue 33): the form page <= 1 s with 10,000 candidate items; the campaign page likewise.
 """
 
 from __future__ import annotations
@@ -128,13 +132,46 @@ def measure(root: Path, items: int, repeats: int) -> list[dict[str, Any]]:
             return cases
         cases.append(_measure(client, f"{candidates}?stage=paper&q=task04", repeats))
         cases.append(_measure(client, f"{candidates}?stage=trajectory&page=2", repeats))
+        return cases + _campaign_cases(client, items, repeats)
+
+
+def _campaign_cases(client: Any, items: int, repeats: int) -> list[dict[str, Any]]:
+    """A paper campaign's page when `items` papers could join it (its add-items picker)."""
+    from django.urls import NoReverseMatch, reverse
+
+    from benchmark.models import Artifact, ResearchRun, Task
+    from judge.models import Rubric
+    from review.campaigns.services import campaign_create
+
+    papers = Artifact.objects.filter(stage=Artifact.Stage.PAPER)
+    missing = items + 3 - papers.count()
+    tasks = list(Task.objects.filter(kind=Task.Kind.MLR))
+    research = ResearchRun.objects.bulk_create(
+        (ResearchRun(task=tasks[i % len(tasks)], backbone=f"extra{i % 9}", source=ResearchRun.Source.MLRBENCH)
+         for i in range(max(missing, 0))),
+        batch_size=2000,
+    )  # fmt: skip
+    Artifact.objects.bulk_create(
+        (Artifact(research_run=r, stage=Artifact.Stage.PAPER, content="a paper") for r in research), batch_size=2000
+    )
+    campaign = campaign_create(
+        name="bench", rubric=Rubric.objects.get(stage=Rubric.Stage.END_TO_END), artifacts=list(papers[:3]),
+        status="draft",
+    )  # fmt: skip
+    cases = [_measure(client, reverse("review:campaign_detail", args=[campaign.code]), repeats)]
+    try:
+        rows = reverse("review:campaign_item_candidates", args=[campaign.code])
+    except NoReverseMatch:
         return cases
+    cases.append(_measure(client, f"{rows}?q=task04", repeats))
+    cases.append(_measure(client, f"{rows}?page=2", repeats))
+    return cases
 
 
 def _print(label: str, cases: list[dict[str, Any]]) -> None:
     for c in cases:
         print(
-            f"{label:<12} {c['url']:<58} p50 {c['p50_ms']:8.1f} ms  max {c['max_ms']:8.1f} ms  "
+            f"{label:<12} {c['url']:<76} p50 {c['p50_ms']:8.1f} ms  max {c['max_ms']:8.1f} ms  "
             f"{c['bytes']:>9,} bytes  {c['checkboxes']:>6} checkboxes"
         )
 
@@ -156,7 +193,10 @@ def main() -> None:
             archive = subprocess.run(["git", "-C", str(HERE), "archive", args.compare], check=True, capture_output=True)
             subprocess.run(["tar", "-x", "-C", snap], input=archive.stdout, check=True)
             runs.append((args.compare[:10], Path(snap)))
-        print(f"new-campaign form, {args.items:,} candidate items, {args.repeats} timed GETs each (server time)")
+        print(
+            f"new-campaign form and a campaign page, {args.items:,} candidate items, {args.repeats} timed GETs each"
+            " (server time)"
+        )
         for label, root in runs:
             out = subprocess.run(
                 [sys.executable, __file__, "--json", "--root", str(root), "--items", str(args.items),

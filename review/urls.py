@@ -34,6 +34,9 @@ urlpatterns = [
     path("review/campaigns/<uuid:code>/members", campaigns.campaign_members_add, name="campaign_members_add"),
     path("review/campaigns/<uuid:code>/invite", campaigns.campaign_members_invite, name="campaign_members_invite"),
     path("review/campaigns/<uuid:code>/items", campaigns.campaign_items_add, name="campaign_items_add"),
+    path(
+        "review/campaigns/<uuid:code>/candidates", campaigns.campaign_item_candidates, name="campaign_item_candidates"
+    ),
     path("review/campaigns/<uuid:code>/plan", campaigns.campaign_plan, name="campaign_plan"),
     path("review/campaigns/<uuid:code>/i/<str:icode>/preview", campaigns.item_preview, name="item_preview"),
     path(

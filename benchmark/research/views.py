@@ -168,11 +168,11 @@ def _is_uuid(value: str) -> bool:
 
 
 def _viewable(request: HttpRequest, code) -> ResearchRun:  # type: ignore[no-untyped-def]
+    """The run, if this user may see it: 404 alike for unknown codes and for runs they may not see, as
+    agent run pages answer (benchmark.runs.views._run_for), so a 403 never confirms another's code."""
     run = ResearchRun.objects.select_related("task", "owner").filter(code=code).first()
-    if run is None:
+    if run is None or not can_view_research(request.user, run):
         raise Http404("no such research run")
-    if not can_view_research(request.user, run):
-        raise PermissionDenied
     return run
 
 
@@ -293,10 +293,8 @@ def research_paper(request: HttpRequest, code) -> HttpResponse:  # type: ignore[
 def research_file(request: HttpRequest, code, path: str) -> HttpResponse:  # type: ignore[no-untyped-def]
     """A stored file of an artifact, for whoever may see its run; never a public media path."""
     artifact = Artifact.objects.select_related("research_run").filter(code=code).first()
-    if artifact is None:
-        raise Http404("no such artifact")
-    if not can_view_research(request.user, artifact.research_run):
-        raise PermissionDenied
+    if artifact is None or not can_view_research(request.user, artifact.research_run):
+        raise Http404("no such artifact")  # alike for both: another's artifact code is not confirmed
     relative = listed_file(artifact, path)
     handle = open_stored(artifact.code, relative) if relative else None
     if handle is None:

@@ -139,6 +139,10 @@ def run_detail(request: HttpRequest, code: UUID) -> HttpResponse:
         # Only the forks this user may see: an admin's fork of a researcher's run is the admin's.
         "forks": visible_runs(request.user).filter(fork_of=run).select_related("agent").order_by("created_at"),
         "can_fork": can_manage_run(request.user, run) and not forks.fork_refusal(run),
+        # A live run of Referee becomes forkable when it ends: run.js shows the links then, for those
+        # who may fork (the owner and admins); the fork page checks again.
+        "fork_later": run.is_active and run.source == Run.Source.REFEREE and can_manage_run(request.user, run),
+        "fork_statuses": " ".join(forks.FORKABLE_STATUSES),
     }
     return render(request, "benchmark/run_detail.html", context)
 

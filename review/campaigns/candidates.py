@@ -1,7 +1,8 @@
-"""The new-campaign form's candidate items, searched and paged in the database for one stage: the
-form page shows one page of them and the picker fetches the others (`campaign_candidates`), so the
-page's weight does not grow with the number of finished items and runs (issue 33: 5,064 checkboxes,
-1.09 MB, for a stage that had 30)."""
+"""Candidate items, searched and paged in the database for one stage: the new-campaign form and a
+campaign page's "add items" picker show one page of them and the picker fetches the others
+(`campaign_candidates`, `campaign_item_candidates`), so a page's weight does not grow with the
+number of finished items and runs (issue 33: 5,064 checkboxes, 1.09 MB, for a stage that had 30).
+On a campaign page the stage is the campaign's and its own items are left out."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from django.urls import reverse
 
 from judge.models import Rubric
 from review.campaigns.forms import artifact_label, candidate_artifacts, candidate_runs, run_label
-from review.models import STAGE_CHOICES, TRAJECTORY
+from review.models import STAGE_CHOICES, TRAJECTORY, Campaign
 
 PAGE_SIZE = 50
 STAGES = {value for value, _ in STAGE_CHOICES}
@@ -48,16 +49,20 @@ def field_for(stage: str) -> str:
     return "runs" if stage == TRAJECTORY else "artifacts"
 
 
-def _rows(stage: str, q: str) -> tuple[Any, Any]:
+def _rows(stage: str, q: str, campaign: Campaign | None = None) -> tuple[Any, Any]:
     if stage == TRAJECTORY:
         rows = candidate_runs()
         if q:
             rows = rows.filter(Q(task__slug__icontains=q) | Q(method__icontains=q) | Q(agent__name__icontains=q))
-        return rows, run_label
-    rows = candidate_artifacts(stage)
-    if q:
-        rows = rows.filter(Q(research_run__task__slug__icontains=q) | Q(research_run__backbone__icontains=q))
-    return rows, artifact_label
+        label = run_label
+    else:
+        rows = candidate_artifacts(stage)
+        if q:
+            rows = rows.filter(Q(research_run__task__slug__icontains=q) | Q(research_run__backbone__icontains=q))
+        label = artifact_label
+    if campaign is not None:  # what the campaign holds already is not offered again
+        rows = rows.exclude(campaign_items__campaign=campaign)
+    return rows, label
 
 
 @dataclass
@@ -68,9 +73,16 @@ class Candidates:
     page: Page
     rows: list[dict[str, Any]]
     chosen: list[dict[str, Any]]
+    campaign: Campaign | None = None
 
     def link(self, number: int) -> str:
-        """The form page at another page of this search (the picker fetches the same from the endpoint)."""
+        """The page at another page of this search, for a browser without script (the picker fetches
+        the same from the endpoint): the form page, or the campaign page (whose own `q` and `page`
+        filter its open assignments, so its picker's are `items_q` and `items_page`)."""
+        if self.campaign is not None:
+            query = {"items_page": number, **({"items_q": self.q} if self.q else {})}
+            url = reverse("review:campaign_detail", args=[self.campaign.code])
+            return f"{url}?{urlencode(query)}#picker-items"
         query = {"stage": self.stage, "page": number, **({"q": self.q} if self.q else {})}
         return f"{reverse('review:campaign_create')}?{urlencode(query)}"
 
@@ -83,20 +95,26 @@ class Candidates:
         return self.link(self.page.next_page_number()) if self.page.has_next() else ""
 
 
-def candidates_page(*, stage: str, q: str = "", page: Any = 1, chosen: list[str] | None = None) -> Candidates:
+def candidates_page(
+    *, stage: str, q: str = "", page: Any = 1, chosen: list[str] | None = None, campaign: Campaign | None = None
+) -> Candidates:
     """One page of a stage's candidates matching `q`, and the chosen ones (kept checked, listed apart
-    when they are not on this page, so a re-shown form loses no pick)."""
-    rows, label = _rows(stage, q.strip())
+    when they are not on this page, so a re-shown form loses no pick). With a campaign: its stage's
+    items not in it yet, posted as `artifacts` (the add-items contract, runs included)."""
+    if campaign is not None:
+        stage = campaign.stage
+    rows, label = _rows(stage, q.strip(), campaign)
     picked = {str(pk) for pk in chosen or []}
     shown = Paginator(rows, PAGE_SIZE).get_page(page)
     on_page = [{"pk": o.pk, "label": label(o), "checked": str(o.pk) in picked} for o in shown.object_list]
     elsewhere = picked - {str(r["pk"]) for r in on_page}
-    kept = _rows(stage, "")[0].filter(pk__in=[pk for pk in elsewhere if pk.isdigit()]) if elsewhere else []
+    kept = _rows(stage, "", campaign)[0].filter(pk__in=[pk for pk in elsewhere if pk.isdigit()]) if elsewhere else []
     return Candidates(
         stage=stage,
-        field=field_for(stage),
+        field="artifacts" if campaign is not None else field_for(stage),
         q=q.strip(),
         page=shown,
         rows=on_page,
         chosen=[{"pk": o.pk, "label": label(o), "checked": True} for o in kept],
+        campaign=campaign,
     )

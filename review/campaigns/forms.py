@@ -242,7 +242,9 @@ class MembersAddForm(forms.Form):
 
 class ItemsAddForm(forms.Form):
     """Finished artifacts of the campaign's stage that are not in it yet; for a trajectory campaign,
-    finished runs (the field keeps its name: one items picker on the campaign page)."""
+    finished runs (the field keeps its name: one items picker on the campaign page). The field takes
+    any artifact (run) so that a refused pick is named with its reason (another stage, already in
+    the campaign, not finished or not blindable), not as "not one of the available choices"."""
 
     artifacts = forms.ModelMultipleChoiceField(
         queryset=Artifact.objects.none(), widget=forms.CheckboxSelectMultiple, label="Items"
@@ -250,10 +252,37 @@ class ItemsAddForm(forms.Form):
 
     def __init__(self, *args: Any, campaign: Campaign, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["artifacts"].queryset = candidate_artifacts(campaign.stage).exclude(
-            campaign_items__campaign=campaign
-        )
-        self.fields["artifacts"].label_from_instance = artifact_label
+        self.campaign = campaign
+        field = self.fields["artifacts"]
         if campaign.is_trajectory:
-            self.fields["artifacts"].queryset = candidate_runs().exclude(campaign_items__campaign=campaign)
-            self.fields["artifacts"].label_from_instance = run_label
+            field.queryset, field.label_from_instance = Run.objects.select_related("task", "agent"), run_label
+            self.eligible = candidate_runs()
+        else:
+            field.queryset = Artifact.objects.select_related("research_run__task")
+            field.label_from_instance = artifact_label
+            self.eligible = candidate_artifacts(campaign.stage)
+        field.error_messages["invalid_choice"] = "no item %(value)s exists"
+        field.error_messages["required"] = "choose at least one item"
+
+    def clean_artifacts(self) -> list[Any]:
+        picked = list(self.cleaned_data["artifacts"])
+        ids = [o.pk for o in picked]
+        present = set(
+            self.eligible.model.objects.filter(pk__in=ids, campaign_items__campaign=self.campaign).values_list(
+                "pk", flat=True
+            )
+        )
+        eligible = set(self.eligible.filter(pk__in=ids).values_list("pk", flat=True))
+        stage = self.campaign.stage
+        kind = "finished runs with a trajectory" if self.campaign.is_trajectory else f"finished {stage} items"
+        errors = []
+        if present:
+            errors.append(f"{len(present)} already in this campaign")
+        wrong = [] if self.campaign.is_trajectory else [o for o in picked if o.stage != stage]
+        if wrong:
+            errors.append(f"{len(wrong)} of another stage ({', '.join(sorted({o.stage for o in wrong}))}), not {stage}")
+        if other := [o for o in picked if o.pk not in eligible and o.pk not in present and o not in wrong]:
+            errors.append(f"{len(other)} not among the {kind} that can be blinded")
+        if errors:
+            raise forms.ValidationError(f"{'; '.join(errors)}. Only {kind} not in the campaign yet can be added.")
+        return picked

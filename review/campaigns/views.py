@@ -144,14 +144,26 @@ def campaign_candidates(request: HttpRequest) -> HttpResponse:
     return render(request, "review/partials/candidates.html", {"found": _candidates_from(request)})
 
 
-def _picker_rows(form: Any, name: str, stage: str = "") -> list[dict[str, Any]]:
-    """A picker's rows: each candidate with its stage if it has one."""
+@require_GET
+@role_required(ADMIN)
+def campaign_item_candidates(request: HttpRequest, code: str) -> HttpResponse:
+    """One page of the items that can join this campaign (its stage, not in it yet), as the rows of its
+    page's add-items picker; the same rows as the new-campaign form's picker. Reads only."""
+    campaign = get_object_or_404(Campaign, code=code)
+    found = candidates_page(
+        campaign=campaign, stage=campaign.stage, q=request.GET.get("q", "")[:200], page=request.GET.get("page", 1)
+    )
+    return render(request, "review/partials/candidates.html", {"found": found})
+
+
+def _picker_rows(form: Any, name: str) -> list[dict[str, Any]]:
+    """A picker's rows (the reviewers'; items are paged by review.campaigns.candidates)."""
     chosen = {str(v) for v in (form[name].value() or [])}
     field = form.fields[name]
     return [
         {
             "pk": obj.pk,
-            "stage": stage or getattr(obj, "stage", ""),
+            "stage": getattr(obj, "stage", ""),
             "label": field.label_from_instance(obj),
             "checked": str(obj.pk) in chosen,
         }
@@ -173,7 +185,13 @@ def campaign_detail(request: HttpRequest, code: str) -> HttpResponse:
             "progress": progress,
             "open": _open_assignments(request, campaign),
             "member_rows": _picker_rows(MembersAddForm(campaign=campaign), "reviewers"),
-            "item_rows": _picker_rows(ItemsAddForm(campaign=campaign), "artifacts", stage=campaign.stage),
+            # One page of the items that can join, searched and paged by the server (a GET without script).
+            "found": candidates_page(
+                campaign=campaign,
+                stage=campaign.stage,
+                q=request.GET.get("items_q", "")[:200],
+                page=request.GET.get("items_page", 1),
+            ),
             "invite_form": InviteFields(),
             "conflict_form": ConflictForm(campaign=campaign),
             "conflicts": campaign.conflicts.select_related("reviewer", "item").order_by("id"),
@@ -387,9 +405,7 @@ def campaign_items_add(request: HttpRequest, code: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, code=code)
     form = ItemsAddForm(request.POST, campaign=campaign)
     if not form.is_valid():
-        messages.error(
-            request, f"Items not added: choose finished {campaign.stage} items that are not in the campaign yet."
-        )
+        messages.error(request, "Items not added: " + " ".join(form.errors["artifacts"]))
         return redirect("review:campaign_detail", campaign.code)
     picked = list(form.cleaned_data["artifacts"])  # runs, in a trajectory campaign (ItemsAddForm)
     if campaign.is_trajectory:

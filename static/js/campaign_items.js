@@ -2,15 +2,18 @@
 // (review:campaign_candidates returns one page of rows); picks are kept in "Selected on other pages"
 // while the admin searches or pages, so every pick is posted. Changing the stage drops the other
 // stage's picks (and says so), lists the new stage's items and chooses the stage's rubric. Without
-// script the same search is a GET of the form page.
+// script the same search is a GET of the form page. A campaign's page uses the same picker for
+// "add items": its stage is fixed (data-stage, no stage menu), the endpoint leaves out the items
+// the campaign has, and picks are posted under data-field.
 (function () {
   "use strict";
   var picker = document.getElementById("picker-items");
   if (!picker) return;
   var form = picker.closest("form");
-  var stageSel = document.querySelector(picker.dataset.stageSelect);
-  var rubricSel = document.querySelector(picker.dataset.rubricSelect);
-  var rubrics = JSON.parse(document.getElementById("stage-rubrics").textContent);
+  var stageSel = picker.dataset.stageSelect ? document.querySelector(picker.dataset.stageSelect) : null;
+  var rubricSel = picker.dataset.rubricSelect ? document.querySelector(picker.dataset.rubricSelect) : null;
+  var rubricData = document.getElementById("stage-rubrics");
+  var rubrics = rubricData ? JSON.parse(rubricData.textContent) : {};
   var search = picker.querySelector("[data-candidate-search]");
   var searchForm = document.getElementById("candidate-search");
   var pageBox = picker.querySelector("[data-candidate-page-box]");
@@ -24,7 +27,8 @@
   function boxes(root) { return Array.prototype.slice.call(root.querySelectorAll("input[type=checkbox]")); }
   function pageBoxes() { return boxes(pageBox); }
   function picked() { return boxes(chosen).filter(function (b) { return b.checked; }); }
-  function field() { return stageSel.value === "trajectory" ? "runs" : "artifacts"; }
+  function stage() { return stageSel ? stageSel.value : picker.dataset.stage; }
+  function field() { return picker.dataset.field || (stage() === "trajectory" ? "runs" : "artifacts"); }
 
   // A pick lives in the chosen list (which posts it); the page's box of the same item mirrors it.
   function keep(box) {
@@ -62,7 +66,7 @@
   }
   function load(page) {
     var ask = ++asked;
-    var query = new URLSearchParams({ stage: stageSel.value, q: search.value.trim(), page: String(page || 1) });
+    var query = new URLSearchParams({ stage: stage(), q: search.value.trim(), page: String(page || 1) });
     pageBox.setAttribute("aria-busy", "true");
     fetch(picker.dataset.candidates + "?" + query.toString(), { credentials: "same-origin" })
       .then(function (r) {
@@ -113,7 +117,7 @@
     pageBoxes().forEach(function (b) { b.checked = all.checked; keep(b); });
     count();
   });
-  stageSel.addEventListener("change", function () {
+  if (stageSel) stageSel.addEventListener("change", function () {
     var dropped = picked().length;
     chosen.innerHTML = "";
     note.hidden = dropped === 0;
@@ -123,11 +127,11 @@
     load(1);
   });
   form.addEventListener("submit", function (e) {
-    var wrong = picked().filter(function (b) { return b.dataset.stage !== stageSel.value; });
+    var wrong = picked().filter(function (b) { return b.dataset.stage !== stage(); });
     if (wrong.length) {
       e.preventDefault();
       note.hidden = false;
-      note.textContent = wrong.length + " selected item(s) are not of stage " + stageSel.value +
+      note.textContent = wrong.length + " selected item(s) are not of stage " + stage() +
         ": unselect them or change the stage.";
       note.scrollIntoView({ block: "center" });
     }

@@ -142,11 +142,7 @@
     if (step.state && step.state.forked_from) {
       header.appendChild(el("span", "badge", "from the parent run (step " + step.state.forked_from.index + ")"));
     }
-    if (config.dataset.forkUrl) {
-      const fork = el("a", "fork-here", "Fork from here");
-      fork.href = config.dataset.forkUrl + "?step=" + step.index;
-      header.appendChild(fork);
-    }
+    if (config.dataset.forkUrl) header.appendChild(forkHere(step.index));
     if (step.state && step.state.replay) {
       const same = step.state.replay.same;
       header.appendChild(el("span", "badge " + (same ? "ok" : "warn"), same ? "replay: same output" : "replay: output differs"));
@@ -179,6 +175,12 @@
     item.dataset.text = [step.thought, step.action, step.observation].join("\n").toLowerCase();
     renderNotes(item, step.index);
     return item;
+  }
+
+  function forkHere(index) {
+    const fork = el("a", "fork-here", "Fork from here");
+    fork.href = config.dataset.forkUrl + "?step=" + index;
+    return fork;
   }
 
   function addSteps(steps) {
@@ -306,19 +308,31 @@
     });
   }
 
-  // The actions valid only after the end (Replay, Resume), served in a <template> while the run is
-  // active: the ones that fit how it ended join the toolbar.
+  // The actions valid only after the end (Replay, Resume, Fork), served in a <template> while the
+  // run is active: the ones that fit how it ended join the toolbar. data-when-status lists the
+  // statuses an action fits.
   function showAfterFinish(run) {
     const template = document.getElementById("after-finish");
     if (!template) return;
     const toolbar = document.getElementById("run-actions");
-    for (const form of template.content.querySelectorAll("form")) {
-      if (document.getElementById(form.id)) continue;
-      if (form.dataset.whenStatus && form.dataset.whenStatus !== run.status) continue;
-      if ("needsSteps" in form.dataset && !(run.step_count || list.children.length)) continue;
-      toolbar.appendChild(form.cloneNode(true));
+    const hasSteps = !!(run.step_count || list.children.length);
+    for (const action of template.content.children) {
+      if (document.getElementById(action.id)) continue;
+      if (action.dataset.whenStatus && !action.dataset.whenStatus.split(" ").includes(run.status)) continue;
+      if ("needsSteps" in action.dataset && !hasSteps) continue;
+      toolbar.appendChild(action.cloneNode(true));
     }
     template.remove();
+    // "Fork from here" on every step, as the page of an ended run has them (the server rendered the
+    // URL only for those who may fork: the owner and admins).
+    const later = config.dataset.forkLaterUrl;
+    if (later && hasSteps && (config.dataset.forkStatuses || "").split(" ").includes(run.status)) {
+      config.dataset.forkUrl = later;
+      for (const item of list.children) {
+        const header = item.querySelector("header");
+        if (header && !header.querySelector(".fork-here")) header.appendChild(forkHere(item.dataset.index));
+      }
+    }
   }
 
   // -- step notes: shown under their step, added and deleted by plain form posts ---------------

@@ -15,7 +15,8 @@
     return n;
   }
 
-  // Axis numbers people read at a glance: 1.47k and 2.3M, not 1.47e+3; small costs as decimals.
+  // Numbers people read at a glance (axis labels and hover text): 1.47k and 2.3M, not 1.47e+3;
+  // small costs as decimals.
   function short(value) {
     const abs = Math.abs(value);
     if (abs >= 1e6) return Number((value / 1e6).toPrecision(3)) + "M";
@@ -50,11 +51,15 @@
       if (s.points.length > 1) {
         svg.appendChild(node("polyline", { points: s.points.map((p) => sx(p[0]) + "," + sy(p[1])).join(" "), fill: "none", stroke: colour, "stroke-width": 2 }));
       }
-      // data-lines-only (cumulative cost and tokens): one point per step, a line without dots.
-      if ("linesOnly" in container.dataset && s.points.length > 1) return;
+      // data-lines-only (cumulative cost and tokens): one point per step, a line without dots; each
+      // point still has an unpainted target whose hover text reads its value.
+      const bare = "linesOnly" in container.dataset && s.points.length > 1;
       s.points.forEach((p) => {
-        const dot = node("circle", { cx: sx(p[0]), cy: sy(p[1]), r: p[2] === "submit" ? 5 : 3.5, fill: colour, class: "score-point" });
-        dot.appendChild(node("title", {}, `${s.label} · step ${p[0]} · ${p[2]}: ${p[1]}`));
+        const dot = bare
+          ? node("circle", { cx: sx(p[0]), cy: sy(p[1]), r: 4, fill: "transparent", class: "hover-point" })
+          : node("circle", { cx: sx(p[0]), cy: sy(p[1]), r: p[2] === "submit" ? 5 : 3.5, fill: colour, class: "score-point" });
+        // Hover text in the axis's words (1.47k, 0.0273), not the raw float (1470, 0.027300000000000005).
+        dot.appendChild(node("title", {}, `${s.label} · step ${p[0]} · ${p[2]}: ${short(p[1])}`));
         svg.appendChild(dot);
       });
       if (series.length > 1) svg.appendChild(node("text", { x: PAD.left + 8 + i * 90, y: PAD.top + 10, fill: colour, "font-size": 12 }, s.label));

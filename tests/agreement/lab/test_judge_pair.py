@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import numpy as np
 import pytest
@@ -129,3 +130,21 @@ def test_it_measures_how_far_claude_and_gemini_agree_on_the_released_ideas_and_p
         assert overall["coverage"]["n"] == {"items_used": 1206, "items_total": 1206}
         assert -1 <= overall["kappa_quadratic"]["estimate"] <= 1 and overall["spearman"]["n"]["items"] == 1206
         assert len(result["systems"]["Overall"]["systems"]) == 6  # each judge's mean per model, and their ranks
+
+
+def test_it_says_what_its_model_count_counts_and_each_per_model_table_has_that_many_rows(
+    pairs, researcher, client_for, redis_client
+):
+    """The line above the tables counts the models that wrote the items; the table right under it
+    lists statistics (issue 33 read "6 models" above a table of other rows). Each criterion's
+    per-model table has one row per counted model, an item scored by one judge only included."""
+    item = make_stepwise_item(make_task("iclr2025_lone"), "qwen3-235b-a22b", "idea")
+    make_judgment(item, rubric("idea"), CLAUDE, dict.fromkeys(KEYS, 6))
+    html = computed_get(client_for(researcher), reverse("agreement:lab_judge_pair", args=["idea"])).content.decode()
+    sizes = re.search(r'<p id="judge-pair-sizes">(.*?)</p>', html, re.S).group(1)
+    assert "13 ideas written by 4 models" in sizes and "Per model" in sizes
+    tables = re.findall(r"<h3>Per model \((\d+)\)</h3><table>(.*?)</table>", html, re.S)
+    assert len(tables) == len(KEYS)
+    for count, table in tables:
+        models = re.findall(r"<tr><th>([^<]+)</th><td>", table)
+        assert int(count) == 4 and sorted(models) == sorted([*MODELS, "qwen3-235b-a22b"])

@@ -39,8 +39,8 @@ def test_it_offers_to_run_the_failed_stage_again_and_shows_no_empty_trace(
     assert "Run the experiment stage again" in experiment
     assert "0 tool calls" not in experiment and "4 steps" in experiment
     assert "Run the idea stage again" not in page  # a stage that is done is not offered
-    assert client_for(other_researcher).get(f"/research/{failed.code}/").status_code == 403
-    assert client_for(other_researcher).post(f"/research/{failed.code}/resume/").status_code == 403
+    assert client_for(other_researcher).get(f"/research/{failed.code}/").status_code == 404
+    assert client_for(other_researcher).post(f"/research/{failed.code}/resume/").status_code == 404
     failed.refresh_from_db()
     assert failed.status == ResearchRun.Status.FAILED
     assert client_for(researcher).post(f"/research/{failed.code}/resume/").status_code == 302

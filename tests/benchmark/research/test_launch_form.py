@@ -105,7 +105,7 @@ def test_it_keeps_the_agent_run_and_log_of_a_failed_experiment_on_its_page(
     log_url = reverse("benchmark:research_file", kwargs={"code": experiment.code, "path": "log.txt"})
     assert log_url in page
     assert b"CUDA not available" in b"".join(client_for(researcher).get(log_url).streaming_content)
-    assert client_for(other_researcher).get(log_url).status_code == 403
+    assert client_for(other_researcher).get(log_url).status_code == 404
     # The failed experiment is not a method of the MLGym leaderboard.
     assert Run.objects.filter(pk=agent_run.pk).exists()
     board = client_for(researcher).get(reverse("benchmark:leaderboard")).content.decode()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import pytest
@@ -177,7 +178,7 @@ def test_it_shows_the_run_page_to_its_owner_and_admins_only(
     assert '<span class="math">$x_i^2$</span>' in page and "vendor/katex/katex.min.js" in page
     assert "js/research_run.js" in page and str(run.code) in page
     assert client_for(admin_user).get(url).status_code == 200
-    assert client_for(other_researcher).get(url).status_code == 403
+    assert client_for(other_researcher).get(url).status_code == 404
     assert client_for(reviewer).get(url).status_code == 403
     assert client_for(None).get(url).status_code == 302
     assert client_for(researcher).get(reverse("benchmark:research_run", args=[MISSING])).status_code == 404
@@ -197,7 +198,7 @@ def test_it_resumes_only_for_the_owner(
     client_for, researcher, other_researcher, run, django_capture_on_commit_callbacks
 ):
     url = reverse("benchmark:research_resume", args=[run.code])
-    assert client_for(other_researcher).post(url).status_code == 403
+    assert client_for(other_researcher).post(url).status_code == 404
     assert client_for(researcher).get(url).status_code == 405
     assert client_for(None).post(url).status_code == 302
     assert client_for(researcher).post(reverse("benchmark:research_resume", args=[MISSING])).status_code == 404
@@ -216,7 +217,7 @@ def test_it_renders_the_paper_with_figures_and_math_and_serves_figures_to_permit
     figure = reverse("benchmark:research_file", args=[paper.code, "figures/a.png"])
     assert f'<img src="{figure}" alt="A" loading="lazy">' in page
     assert '<span class="math">$$E=mc^2$$</span>' in page
-    assert client_for(other_researcher).get(url).status_code == 403
+    assert client_for(other_researcher).get(url).status_code == 404
     assert client_for(reviewer).get(url).status_code == 403
     assert client_for(None).get(url).status_code == 302
     assert client_for(researcher).get(reverse("benchmark:research_paper", args=[MISSING])).status_code == 404
@@ -226,7 +227,7 @@ def test_it_renders_the_paper_with_figures_and_math_and_serves_figures_to_permit
     assert response.status_code == 200 and response["Content-Type"] == "image/png"
     assert b"".join(response.streaming_content) == PNG and "sandbox" in response["Content-Security-Policy"]
     assert client_for(admin_user).get(figure).status_code == 200
-    assert client_for(other_researcher).get(figure).status_code == 403
+    assert client_for(other_researcher).get(figure).status_code == 404
     assert client_for(reviewer).get(figure).status_code == 403
     assert client_for(None).get(figure).status_code == 302
     assert client_for(researcher).post(figure).status_code == 405
@@ -272,3 +273,35 @@ def test_it_shows_an_ai_scientist_pdf_paper_as_its_file_and_serves_it_to_permitt
     assert client_for(None).get(pdf).status_code == 302
     home = client_for(researcher).get(reverse("benchmark:research_home"))
     assert home.context["released"] == [run] and "AI Scientist v2 · o4-mini" in home.content.decode()
+
+
+def _page(response) -> str:
+    return re.sub(r'name="csrfmiddlewaretoken" value="[^"]+"', "", response.content.decode())
+
+
+def test_it_answers_another_researchers_run_as_it_answers_a_missing_code(
+    client_for, researcher, other_researcher, admin_user, reviewer, run
+):
+    """Agent run pages answer 404 for runs one may not see (benchmark.runs.views._run_for); research
+    pages do the same, so a 403 never confirms that a code is someone's run."""
+    paper = run.artifacts.get(stage="paper")
+    other = client_for(other_researcher)
+    pages = {
+        reverse("benchmark:research_run", args=[run.code]): reverse("benchmark:research_run", args=[MISSING]),
+        reverse("benchmark:research_paper", args=[run.code]): reverse("benchmark:research_paper", args=[MISSING]),
+        reverse("benchmark:research_file", args=[paper.code, "figures/a.png"]): reverse(
+            "benchmark:research_file", args=[MISSING, "figures/a.png"]
+        ),
+    }
+    for url, missing in pages.items():
+        seen, unknown = other.get(url), other.get(missing)
+        assert (seen.status_code, _page(seen)) == (404, _page(unknown)) and unknown.status_code == 404
+        assert client_for(researcher).get(url).status_code == 200  # the owner
+        assert client_for(admin_user).get(url).status_code == 200
+        assert client_for(reviewer).get(url).status_code == 403  # reviewers see no run, known or not
+        assert client_for(None).get(url).status_code == 302
+        assert client_for(researcher).post(url).status_code == 405
+    resume = reverse("benchmark:research_resume", args=[run.code])
+    assert other.post(resume).status_code == 404 == other.post(f"/research/{MISSING}/resume/").status_code
+    run.refresh_from_db()
+    assert run.status == ResearchRun.Status.FAILED  # nothing resumed

@@ -147,6 +147,22 @@ def test_it_refuses_to_fork_an_active_or_imported_run(researcher, admin_user, cl
     assert not Run.objects.filter(fork_of__isnull=False).exists()
 
 
+def test_it_gives_a_live_runs_page_the_fork_link_for_its_end_only_for_the_owner_and_admins(
+    researcher, other_researcher, admin_user, client_for
+):
+    """run.js shows "Fork from here" when the live run ends (test_fork_browser); the URL it needs is
+    on the page only for those who may fork, and never for an imported run."""
+    running = make_run(owner=researcher, status=Run.Status.RUNNING)
+    run_share(run=running, user=other_researcher)
+    later = f'data-fork-later-url="/runs/{running.code}/fork/"'
+    for user, shown in ((researcher, True), (admin_user, True), (other_researcher, False)):
+        page = client_for(user).get(f"/runs/{running.code}/").content.decode()
+        assert (later in page) is shown and ('id="fork-link"' in page) is shown, user
+        assert "data-fork-url=" not in page  # not forkable while it runs
+    imported = make_run(owner=researcher, status=Run.Status.RUNNING, source=Run.Source.MLGYM)
+    assert "data-fork-later-url" not in client_for(researcher).get(f"/runs/{imported.code}/").content.decode()
+
+
 def test_it_links_parent_and_fork_and_compares_them_from_the_fork_point(
     researcher, admin_user, client_for, fake_llm, redis_client
 ):

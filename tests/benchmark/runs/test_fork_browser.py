@@ -51,4 +51,43 @@ def test_it_forks_from_a_step_and_compares_from_the_fork_point(live_url, browser
     assert errors == []
 
 
+def test_it_shows_fork_links_when_a_live_run_ends_without_a_reload_to_its_owner_only(
+    live_url, browser_page, researcher, other_researcher, redis_client
+):
+    from django.utils import timezone
+
+    from benchmark.models import RunShare
+    from benchmark.runs import progress
+
+    run = finished_run(researcher, steps=2)
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.RUNNING, exit_status="", started_at=timezone.now())
+    run.refresh_from_db()
+    RunShare.objects.create(run=run, user=other_researcher, shared_by=researcher)  # may see it, not fork it
+    pages = {}
+    for user in (researcher, other_researcher):
+        page = signed_in(browser_page, live_url, user).new_page()
+        page.goto(f"{live_url}/runs/{run.code}/")
+        page.wait_for_function("document.getElementById('live-state').textContent === 'live'", timeout=10_000)
+        assert page.locator(".fork-here").count() == 0 and page.locator("#fork-link").count() == 0  # not yet
+        pages[user.username] = page
+    # What the run's worker does once it has stopped (benchmark.runs.services._run_finish).
+    Run.objects.filter(pk=run.pk).update(
+        status=Run.Status.FINISHED, exit_status="submitted", finished_at=timezone.now()
+    )
+    run.refresh_from_db()
+    progress.run_status_send(run)
+    for page in pages.values():
+        page.wait_for_function("document.getElementById('live-state').textContent === 'finished'", timeout=10_000)
+    owner = pages[researcher.username]
+    links = owner.locator("#steps .fork-here")
+    assert links.count() == 2
+    assert links.nth(1).get_attribute("href") == f"/runs/{run.code}/fork/?step=2"
+    assert owner.locator("#run-actions #fork-link").count() == 1
+    owner.locator("#step-2").get_by_role("link", name="Fork from here").click()
+    owner.wait_for_url(f"{live_url}/runs/{run.code}/fork/?step=2")
+    viewer = pages[other_researcher.username]
+    assert viewer.locator(".fork-here").count() == 0 and viewer.locator("#fork-link").count() == 0
+    assert viewer.locator("#run-actions #replay-form").count() == 1  # the end did reach this page
+
+
 # ruff: noqa: F811  (pytest fixtures imported from other test modules are redefined as arguments)

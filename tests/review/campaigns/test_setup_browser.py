@@ -103,3 +103,43 @@ def test_it_sets_a_campaign_up_in_the_browser(live_url, browser, admin_user) -> 
     assert "A paper on iclr_" in paper_text and "gemini" not in paper_text.lower()
     assert page.evaluate("Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)")
     assert errors == []
+
+
+def test_it_adds_items_to_a_campaign_from_the_server_paged_picker(live_url, browser, admin_user) -> None:  # noqa: F811
+    from review.campaigns.candidates import PAGE_SIZE
+    from review.campaigns.services import campaign_create
+
+    campaign = campaign_create(name="Growing", rubric=make_rubric(), artifacts=[make_paper(slug="iclr_in_a")])
+    outside = [make_paper(slug=f"iclr_out_{i:02d}") for i in range(PAGE_SIZE + 2)]
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.set_default_timeout(60_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    detail = f"/review/campaigns/{campaign.code}/"
+    _login(page, live_url, admin_user, detail)
+    items = page.locator("#picker-items")
+    rows = "#picker-items [data-candidate-results] li[data-pk]"
+    assert page.locator(rows).count() == PAGE_SIZE and "iclr_in_a" not in items.inner_text()
+    # Next page: fetched in place (the URL stays), a pick there, then a search and a second pick.
+    items.locator("[data-candidate-page]").click()
+    page.wait_for_function(f"document.querySelectorAll('{rows}').length === 2")
+    assert page.url == f"{live_url}{detail}"
+    items.locator(f'input[value="{outside[-1].pk}"]').check()
+    items.locator("[data-candidate-search]").fill("out_03")
+    page.wait_for_function(f"document.querySelectorAll('{rows}').length === 1")
+    items.locator(f'input[value="{outside[3].pk}"]').check()
+    assert "2 selected" in items.locator("[data-candidate-count]").inner_text()
+    assert items.locator("[data-candidate-chosen] li:visible").count() == 1  # the page-2 pick, kept
+    page.click("text=Add the selected items")
+    page.wait_for_selector("text=0 reviewer(s) and 2 item(s) added")
+    assert set(campaign.items.values_list("artifact_id", flat=True)) == {
+        campaign.items.get(artifact__research_run__task__slug="iclr_in_a").artifact_id,
+        outside[3].pk,
+        outside[-1].pk,
+    }
+    # The added items are no longer offered.
+    items.locator("[data-candidate-search]").fill("out_03")
+    page.wait_for_function(
+        "document.querySelector('#picker-items [data-candidate-results]').textContent.includes('outside this campaign')"
+    )
+    assert errors == []
