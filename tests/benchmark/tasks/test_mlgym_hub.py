@@ -3,12 +3,12 @@ task and launch pages say when the copy is absent or unusable, and the split wal
 workspace holds the scored split with its labels withheld; the evaluator scores against the copy).
 
 The walls are tried on a tiny MLGym-format checkout in tmp_path whose task names a made-up hub dataset
-(testorg/tiny): its evaluate.py reads the parquet files with pyarrow, the only package its image
-variant adds (MLGym's real evaluate.py calls datasets.load_dataset, whose image is gigabytes of
-wheels). Neither pyarrow nor datasets is in Referee's requirements, so the synthetic data is written
-by pyarrow inside a sandbox on that variant, in both layouts: the hub's parquet files, and the files
-DatasetDict.save_to_disk writes (dataset_dict.json, <split>/state.json, dataset_info.json and an
-Arrow stream), written out by hand.
+(testorg/tiny), with an evaluate.py shaped like MLGym's (load_dataset("testorg/tiny", split="test")) and
+`datasets` as its generic package list (its image variant: about a minute to build, cached by hash;
+MLGym's real list adds torch and transformers, gigabytes). Neither pyarrow nor datasets is in
+Referee's requirements, so the synthetic data is written by pyarrow inside a sandbox on that variant,
+in both layouts: the hub's parquet files, and the files DatasetDict.save_to_disk writes
+(dataset_dict.json, <split>/state.json, dataset_info.json and an Arrow stream), written out by hand.
 """
 
 from __future__ import annotations
@@ -62,20 +62,19 @@ evaluation_paths:
 
 DATASET_YAML = "name: Tiny\ndata_path: testorg/tiny\nis_local: false\ndescription: six texts, three classes\n"
 
-# MLGym's evaluate.py shape (load the scored split from ./<org>/<name>, compare with submission.csv),
-# reading parquet with pyarrow instead of datasets.load_dataset.
+# MLGym's evaluate.py for CIFAR-10, on testorg/tiny (its accuracy_score written out: no scikit-learn needed).
 EVALUATE = """\
-import argparse, glob, json
+import argparse, json
 import pandas as pd
-import pyarrow.parquet as pq
+from datasets import load_dataset
 parser = argparse.ArgumentParser()
-parser.add_argument("--submission_file")
+parser.add_argument("--submission_file", type=str)
 args = parser.parse_args()
-files = sorted(glob.glob("testorg/tiny/**/test-*.parquet", recursive=True))
-labels = [v for f in files for v in pq.read_table(f).column("label").to_pylist()]
-predicted = pd.read_csv(args.submission_file)["label"].tolist()
-assert len(predicted) == len(labels), "Submission file does not match the test set size"
-print(json.dumps({"accuracy": sum(p == t for p, t in zip(predicted, labels)) / len(labels)}))
+test_data = load_dataset("testorg/tiny", split="test")
+submission = pd.read_csv(args.submission_file)
+assert len(submission) == len(test_data), "Submission file does not match the test set size"
+true_labels, predicted = test_data["label"], submission["label"].values
+print(json.dumps({"accuracy": sum(int(p) == int(t) for p, t in zip(predicted, true_labels)) / len(true_labels)}))
 """
 
 WRITE_DATA = """\
@@ -99,11 +98,16 @@ for name, labels in splits.items():
 (out / "disk" / "dataset_dict.json").write_text(json.dumps({"splits": list(splits)}))
 """
 
-# Run in the agent's sandbox: every parquet file of the workspace, its split and labels.
+# Run in the agent's sandbox: every parquet file of the workspace with its labels, and what the starter
+# code's call load_dataset("<org>/<name>") gives there (no network, no edit).
 READ_WORKSPACE = """cd /workspace && python3 - <<'EOF_'
 import glob, json, os, pyarrow.parquet as pq
+from datasets import load_dataset
+loaded = load_dataset("testorg/tiny")
 print(json.dumps({
     "files": {f: pq.read_table(f).column("label").to_pylist() for f in sorted(glob.glob("**/*.parquet", recursive=True))},
+    "loaded": {split: list(loaded[split]["label"]) for split in loaded},
+    "label_names": loaded["test"].features["label"].names,
     "offline": os.environ.get("HF_DATASETS_OFFLINE"),
 }))
 EOF_"""
@@ -119,7 +123,7 @@ def checkout(root: Path) -> Path:
     (root / "data" / "tinyHub" / "evaluate.py").write_text(EVALUATE)
     (root / "data" / "tinyHub" / "sample_submission.csv").write_text("label\n0\n")
     (root / "dockerfiles").mkdir()
-    (root / "dockerfiles" / "generic_conda_requirements.txt").write_text("pyarrow\n")
+    (root / "dockerfiles" / "generic_conda_requirements.txt").write_text("datasets\n")
     return root
 
 
@@ -157,7 +161,7 @@ def test_it_makes_the_task_runnable_from_the_hubs_parquet_files(tiny):
     }
     assert task.config["evaluator"]["command"] == HUB_COMMAND
     assert task.config["sandbox_env"] == {"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
-    assert task_requirements(task) == ["pyarrow"]  # MLGym's generic list, the checkout's own
+    assert task_requirements(task) == ["datasets"]  # MLGym's generic list, the checkout's own
 
 
 def test_it_makes_the_task_runnable_from_a_save_to_disk_folder(tiny):
@@ -282,11 +286,11 @@ def test_it_refuses_a_copy_without_the_split_that_is_scored(tiny):
 
 
 @pytest.fixture(scope="module")
-def pyarrow_image():
-    """The tiny task's image variant (pyarrow from the package registry; cached by its hash)."""
+def datasets_image():
+    """The tiny task's image variant (datasets and pyarrow from the package registry; cached by its hash)."""
     from sandbox.variants import variant_build
 
-    return variant_build(["pyarrow"], log=lambda line: None)
+    return variant_build(["datasets"], log=lambda line: None)
 
 
 def synthetic(image: str, target: Path) -> None:
@@ -319,11 +323,11 @@ def submit(task: Task, predictions: list[int], extra: list[str] = ()) -> tuple[o
 @pytest.mark.slow
 @pytest.mark.parametrize("layout", ["parquet", "disk"])
 def test_it_gives_the_agent_the_test_split_without_labels_and_scores_against_the_copy(
-    tiny, docker, pyarrow_image, tmp_path, layout
+    tiny, docker, datasets_image, tmp_path, layout
 ):
     sync, hub = tiny
     data = tmp_path / "synthetic"
-    synthetic(pyarrow_image, data)
+    synthetic(datasets_image, data)
     (hub / "testorg").mkdir()
     (data / layout).rename(hub / "testorg" / "tiny")
     task = sync()
@@ -335,6 +339,8 @@ def test_it_gives_the_agent_the_test_split_without_labels_and_scores_against_the
     assert test_files and all(labels == [-1] * len(TEST_LABELS) for labels in test_files.values())
     assert list(train_files.values()) == [TRAIN_LABELS]  # the split the agent learns from, as it is
     assert all(name.startswith("testorg/tiny/") for name in seen["files"])  # where load_dataset finds it
+    assert seen["loaded"] == {"train": TRAIN_LABELS, "test": [-1] * len(TEST_LABELS)}  # the starter code's call
+    assert seen["label_names"] == ["a", "b", "c"]  # ClassLabel kept: the features travel in the parquet metadata
     assert seen["offline"] == "1"
     assert score.error == "", score.error + score.output
     assert score.primary == pytest.approx(1.0)  # the evaluator's labels are the real ones
@@ -349,11 +355,11 @@ def test_it_gives_the_agent_the_test_split_without_labels_and_scores_against_the
 
 @pytest.mark.docker
 @pytest.mark.slow
-def test_it_scores_against_the_copy_not_a_test_split_the_agent_wrote(tiny, docker, pyarrow_image, tmp_path):
+def test_it_scores_against_the_copy_not_a_test_split_the_agent_wrote(tiny, docker, datasets_image, tmp_path):
     """The agent overwrites its test split with labels matching its guesses: the evaluator never reads it."""
     sync, hub = tiny
     data = tmp_path / "synthetic"
-    synthetic(pyarrow_image, data)
+    synthetic(datasets_image, data)
     (hub / "testorg").mkdir()
     (data / "parquet").rename(hub / "testorg" / "tiny")
     task = sync()
