@@ -115,7 +115,11 @@ def hub_copy_find(data_path: str, root: Path | None = None) -> HubCopy | None:
             f"{folder} holds one Dataset saved with save_to_disk (state.json, no splits): save the whole "
             "DatasetDict (load_dataset(name).save_to_disk(folder)) so that its splits are named"
         )
-    parquet = sorted(p for p in folder.rglob("*.parquet") if p.is_file() and not p.name.startswith("."))
+    parquet = sorted(
+        p
+        for p in folder.rglob("*.parquet")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )  # not huggingface_hub's .cache/ of a snapshot_download(local_dir=...)
     if parquet:
         return _parquet(folder, parquet)
     raise HubCopyError(f"{folder} has no recognisable layout: expected {LAYOUTS_TEXT}")
@@ -204,7 +208,8 @@ def hub_notes(*, datasets: dict[str, dict], code_names: set[str], plan: dict | N
         notes.append(
             "MLGym's baseline.py evaluates on the test split with its labels every epoch and keeps the best epoch "
             "by test loss (load_best_model_at_end): with the labels withheld that loss is undefined (PyTorch's "
-            "cross_entropy refuses a target of -1), so run unchanged its computed baseline here is that failure, "
-            "and the published value stands alone."
+            "cross_entropy refuses a target of -1), so run unchanged it should stop at its first evaluation and its "
+            "computed baseline here is that failure; the published value stands alone. (Read from its code: not yet "
+            "run behind these walls, which takes its torch image and a GPU.)"
         )
     return notes

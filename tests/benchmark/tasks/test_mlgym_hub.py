@@ -203,7 +203,7 @@ def test_it_makes_mlgyms_cifar10_runnable_on_the_gpu_pool_with_a_copy(mlgym, set
     assert task.config["runnable"], task.config["not_runnable_reason"]
     assert task_gpus(task) == 1  # still a GPU task: the gpu queue, refused at launch with no GPU worker live
     assert "datasets" in task_requirements(task) and "torch" in task_requirements(task)
-    assert "its computed baseline here is that failure" in " ".join(task.config["notes"])
+    assert "computed baseline here is that failure" in " ".join(task.config["notes"])
 
 
 @needs_mlgym
@@ -230,6 +230,17 @@ def test_it_says_where_to_put_a_missing_copy_on_the_task_and_launch_pages(tiny, 
     launch = client.get(reverse("benchmark:run_launch") + f"?task={task.code}")
     assert launch.status_code == 200
     assert expected in launch.content.decode() and "cannot be launched here" in launch.content.decode()
+
+
+def test_it_lists_no_blocker_for_a_runnable_task_or_a_bad_code_on_the_launch_page(tiny, researcher, client_for):
+    sync, hub = tiny
+    touch(hub / "testorg" / "tiny", "data/train-00000-of-00001.parquet", "data/test-00000-of-00001.parquet")
+    task = sync()
+    client = client_for(researcher)
+    runnable = client.get(reverse("benchmark:run_launch") + f"?task={task.code}").content.decode()
+    assert "cannot be launched here" not in runnable
+    bad = client.get(reverse("benchmark:run_launch") + "?task=not-a-uuid")
+    assert bad.status_code == 200 and "cannot be launched here" not in bad.content.decode()
 
 
 def test_it_says_which_setting_to_set_when_no_folder_is_named(tiny, settings):
