@@ -375,6 +375,9 @@ SEMANTIC_SCHOLAR_API_KEY = env_str("SEMANTIC_SCHOLAR_API_KEY", "")
 # Data released by MLGym and MLR-Bench, imported by `make up` when present.
 _shared = BASE_DIR.parent / "shared"
 MLGYM_DIR = env_str("MLGYM_DIR", str(_shared / "mlgym") if (_shared / "mlgym").exists() else "")
+# Local copies of the Hugging Face datasets MLGym's vision and language tasks name (<dir>/<org>/<name>/,
+# a save_to_disk folder or the hub's parquet files; benchmark.tasks.mlgym_hub): nothing downloads here.
+MLGYM_HF_DATASETS_DIR = env_str("MLGYM_HF_DATASETS_DIR", "")
 MLRBENCH_DIR = env_str("MLRBENCH_DIR", str(_shared / "mlrbench") if (_shared / "mlrbench").exists() else "")
 # Which backbone's papers the human hallucination check's "MLR Agent" rows are: the release does not
 # say, so make up links them only when this names one (empty: kept unlinked; links made before stay).

@@ -22,6 +22,25 @@ def launchable_tasks() -> Any:
     )
 
 
+def launch_blockers(codes: list[str]) -> list[tuple[Task, str]]:
+    """The tasks a "launch on this task" link names that cannot be launched, each with why (what data is
+    missing and where it goes, or why Referee does not run it), for the launch page to say."""
+    try:
+        asked = list(Task.objects.filter(code__in=codes).exclude(pk__in=launchable_tasks()).order_by("slug")[:20])
+    except ValidationError:  # not a UUID
+        return []
+    blockers = []
+    for task in asked:
+        if not task.is_current:
+            why = "a superseded version of this task"
+        elif task.data_status == Task.DataStatus.MISSING:
+            why = task.data_detail or "its data is missing on this machine"
+        else:
+            why = task.config.get("not_runnable_reason") or "Referee does not run this task here"
+        blockers.append((task, why))
+    return blockers
+
+
 class LaunchForm(forms.Form):
     tasks = forms.ModelMultipleChoiceField(queryset=Task.objects.none(), widget=forms.CheckboxSelectMultiple)
     agent_kind = forms.ChoiceField(

@@ -21,7 +21,15 @@ from benchmark.llm.check import launch_problem
 from benchmark.models import AgentConfig, Run, StepNote
 from benchmark.runs import forks, listing, notes, progress, search, services, slurm
 from benchmark.runs.compare import cost_series, runs_compare, score_series
-from benchmark.runs.forms import NOTE_MAX_CHARS, ForkForm, LaunchForm, ShareForm, StepNoteForm, launchable_tasks
+from benchmark.runs.forms import (
+    NOTE_MAX_CHARS,
+    ForkForm,
+    LaunchForm,
+    ShareForm,
+    StepNoteForm,
+    launch_blockers,
+    launchable_tasks,
+)
 from benchmark.runs.listing import RunFilterForm
 from benchmark.runs.permissions import can_manage_run, can_view_run, had_access, visible_runs
 from benchmark.runs.trajectories import traj_export
@@ -114,7 +122,8 @@ def run_launch(request: HttpRequest) -> HttpResponse:
         if len(runs) == 1:
             return redirect("benchmark:run_detail", code=runs[0].code)
         return redirect(f"{reverse('benchmark:run_list')}?group={runs[0].group.code}")  # the new runs only
-    return render(request, "benchmark/run_launch.html", {"form": form})
+    blocked = launch_blockers(request.GET.getlist("task")[:20])
+    return render(request, "benchmark/run_launch.html", {"form": form, "blocked": blocked})
 
 
 @require_GET

@@ -130,6 +130,8 @@ def agent_sandbox_spec(*, task: Task, run_code: str, gpus: list[str] | None = No
         workdir=WORKDIR,
         gpus=list(gpus or []),
         image=task_image(task),
+        # e.g. HF_DATASETS_OFFLINE for MLGym's hub tasks: their code finds the local copy, never the hub.
+        env={str(k): str(v) for k, v in (task.config.get("sandbox_env") or {}).items()},
     )
 
 

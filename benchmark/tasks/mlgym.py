@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 from benchmark.leaderboards.mlgym_results import MLGYM_TASKS
 from benchmark.models import Task
+from benchmark.tasks.mlgym_hub import hub_check, hub_file_parts, hub_names_in_code, hub_notes, hub_root
 from benchmark.tasks.spec import (
     SLUG_RE,
     TaskFormatError,
@@ -88,6 +89,16 @@ MODEL_TASKS_TRIED = {"rlMountainCarContinuous"}
 CSV_COMMAND = "cp -R /evaluator/hidden/. . && python3 /evaluator/evaluate.py --submission_file submission.csv"
 GAME_COMMAND = "python3 /evaluator/evaluate.py"
 SAT_COMMAND = "cp -R /evaluator/hidden/. . && python3 /evaluator/evaluate.py"
+# Hugging Face datasets read offline (documented by `datasets` and `huggingface_hub`): a local folder named
+# like the hub dataset is found by load_dataset(<org>/<name>) before any hub lookup (benchmark.tasks.mlgym_hub).
+HF_OFFLINE_ENV = {"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+HUB_COMMAND = (
+    'cp -R /evaluator/hidden/. . && HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1 HF_HOME="$PWD/.hf-home" '
+    "python3 /evaluator/evaluate.py --submission_file submission.csv"
+)
+# MLGym's packages for `use_generic_conda: true` tasks (datasets, torch, transformers...): the hub tasks'
+# starter code and evaluate.py import them. Only the hub tasks take it: the CPU tasks run on the sandbox image.
+GENERIC_REQUIREMENTS = "dockerfiles/generic_conda_requirements.txt"
 
 
 # -- MLGym task definitions ------------------------------------------------------------------
@@ -156,8 +167,9 @@ def _file_parts(folder: Path, label: str) -> list[bytes]:
     return parts
 
 
-def _plan(*, task_id: str, data: dict, file: Path, starter: list[str]) -> tuple[dict | None, str]:
-    """How Referee evaluates this task behind its walls: (config fragment, or None and why not)."""
+def _plan(*, task_id: str, data: dict, file: Path, starter: list[str], hub: bool = False) -> tuple[dict | None, str]:
+    """How Referee evaluates this task behind its walls: (config fragment, or None and why not).
+    hub: its datasets are Hugging Face datasets (their scored split is withheld by mlgym_build)."""
     entrypoint = data.get("task_entrypoint") or ""
     names = [Path(path).name for path in starter]
     evaluation = [Path(path).name for path in _string_list(data, file, "evaluation_paths")]
@@ -167,6 +179,8 @@ def _plan(*, task_id: str, data: dict, file: Path, starter: list[str]) -> tuple[
     timeout = data.get("training_timeout") or 1800
     if entrypoint == "PythonSubmissionTasks" and GAME_MODULE in names:
         return _game_plan(), ""
+    if entrypoint == "CSVSubmissionTasks" and hub:
+        return _hub_plan(baseline_paths=baseline_paths, names=names, timeout=timeout), ""
     if entrypoint == "CSVSubmissionTasks" and task_id not in CSV_ANSWERS:
         return None, (
             "its test labels are part of the dataset MLGym puts in the agent's workspace; Referee runs a CSV task "
@@ -210,6 +224,24 @@ def _game_plan() -> dict:
         "baseline": {"dir": None, "command": f"python3 -c 'import {GAME_MODULE[:-3]}'", "timeout": 120},
         "monte_carlo_repeats": MONTE_CARLO_REPEATS,
         "sandbox": {"memory_mb": 1024, "cpus": 1.0},
+    }
+
+
+def _hub_plan(*, baseline_paths: list[str], names: set[str] | list[str], timeout: float) -> dict:
+    """A CSV task on Hugging Face datasets: MLGym's evaluate.py against the admin's untouched copy."""
+    scripts = [name for name in baseline_paths if name.endswith(".py") and name in names]
+    return {
+        "artifacts": ["submission.csv"],
+        "submission": None,
+        "evaluator": {"dir": "evaluator", "command": HUB_COMMAND, "timeout": 1800, "metrics": "stdout"},
+        "baseline": {
+            "dir": None,
+            "command": f"python3 {scripts[0]}" if scripts else "",
+            "timeout": min(int(timeout), 3600),
+        },
+        "monte_carlo_repeats": 1,
+        "sandbox": {"memory_mb": 8192, "cpus": 2.0},
+        "sandbox_env": dict(HF_OFFLINE_ENV),
     }
 
 
@@ -328,12 +360,13 @@ class _Datasets(NamedTuple):
     generated: dict[str, str]
     missing: list[str]
     docs: list[str]
+    hub: dict[str, dict]  # data_path -> its local copy (benchmark.tasks.mlgym_hub.hub_check)
 
 
 def _mlgym_datasets(data: dict, file: Path, configs_dir: Path, root: Path, parts: list) -> _Datasets:
     """Looks up each dataset config and its files, adding what it reads to the content hash's
     `parts` (in order), so that data appearing on the machine makes a new task version."""
-    found = _Datasets({}, {}, [], [])
+    found = _Datasets({}, {}, [], [], {})
     for reference in _string_list(data, file, "dataset_configs"):
         dataset, note = _mlgym_dataset(configs_dir, reference, file)
         if dataset is None:
@@ -356,11 +389,12 @@ def _mlgym_datasets(data: dict, file: Path, configs_dir: Path, root: Path, parts
                     "it would be another task, and MLGym's published baseline would not apply to it)"
                 )
         else:
-            found.missing.append(
-                f"dataset {dataset['name']}: Hugging Face dataset {dataset['data_path']} (no downloads here: MLGym "
-                "loads it from the hub when the task starts; Referee downloads nothing at run time and reads no "
-                "local copy of a hub dataset yet, so this task does not run here)"
-            )
+            copy, note = hub_check(dataset=dataset, root=hub_root())
+            if copy is None:
+                found.missing.append(note)
+            else:
+                found.hub[dataset["data_path"]] = copy
+                parts += hub_file_parts(copy)
     return found
 
 
@@ -476,6 +510,37 @@ def _scoring_note(artifacts: list[str]) -> str:
     )
 
 
+def _hub_scoring_note() -> str:
+    """Told to the agent of a hub-dataset task: where the data is and which labels are withheld."""
+    return (
+        '\n\n(Referee) The dataset is in your workspace as local files, where `load_dataset("<org>/<name>")` '
+        "finds it from the workspace folder without network. The split that is scored has its labels withheld "
+        "(set to -1); `validate` and `submit` run MLGym's pristine evaluate.py in a separate sandbox on "
+        "submission.csv only, against the untouched copy."
+    )
+
+
+# The script that withholds a hub task's scored labels (run by benchmark.tasks.mlgym_build): part of the version.
+HUB_SPLIT_SCRIPT = Path(__file__).resolve().parent / "mlgym_compat" / "hub_split.py"
+
+
+def _hub_needs(
+    *, root: Path, data: dict, datasets: dict, starter: list[str], plan: dict | None, missing: list[str]
+) -> list[str]:
+    """A hub task's notes; what it lacks is added to ``missing``."""
+    if data.get("use_generic_conda") and not (root / GENERIC_REQUIREMENTS).is_file():
+        missing.append(f"MLGym's package list for its generic environment: {root / GENERIC_REQUIREMENTS}")
+    return hub_notes(datasets=datasets, code_names=hub_names_in_code(root, starter), plan=plan)
+
+
+def _task_requirements(*, root: Path, data: dict, hub: bool) -> list[str]:
+    """The task's own package list; a hub task on MLGym's generic environment takes that one."""
+    requirements = _requirement_lines(root, data.get("requirements_path"))
+    if hub and data.get("use_generic_conda") and not requirements:
+        requirements = list(dict.fromkeys(_requirement_lines(root, GENERIC_REQUIREMENTS)))  # it lists datasets twice
+    return requirements
+
+
 def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
     """Load one of MLGym's ``configs/tasks/*.yaml``; code and data are looked up under mlgym_dir.
 
@@ -501,7 +566,11 @@ def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
     description = description.replace("{dataset_docs}", "\n\n".join(found.docs) or "(no dataset)")
 
     notes = _notes(root=root, sample=sample, datasets=datasets)
-    plan, not_runnable = _plan(task_id=task_id, data=data, file=file, starter=starter)
+    hub = bool(datasets) and not any(dataset.get("is_local", True) for dataset in datasets.values())
+    plan, not_runnable = _plan(task_id=task_id, data=data, file=file, starter=starter, hub=hub)
+    if hub:
+        notes += _hub_needs(root=root, data=data, datasets=datasets, starter=starter, plan=plan, missing=missing)
+        parts.append(HUB_SPLIT_SCRIPT.read_bytes())
     notes += _adapter_notes(
         generated=generated, memory_path=data.get("memory_path"), root=root, plan=plan, timeout=timeout
     )
@@ -526,17 +595,18 @@ def mlgym_task_load(file: Path, *, mlgym_dir: Path | None = None) -> TaskSpec:
         "notes": notes,
         "mlgym": data,
         "datasets": datasets,
+        "hub_datasets": found.hub,
         "workspace_dir": "workspace",
         "evaluator_workdir": MLGYM_WORKSPACE,
     }
-    requirements = _requirement_lines(root, data.get("requirements_path"))
+    requirements = _task_requirements(root=root, data=data, hub=hub)
     if requirements:  # the task's own packages: an image variant of the sandbox image (sandbox.variants)
         config["requirements"] = requirements
         parts.append("\n".join(requirements).encode())
     if plan is not None:
         config.update(plan)
     if runnable:
-        description += _scoring_note(config["artifacts"])
+        description += _hub_scoring_note() if hub else _scoring_note(config["artifacts"])
     return TaskSpec(
         slug=_mlgym_slug(file, task_id),
         title=title,

@@ -31,6 +31,9 @@ BUILT_MARKER = ".referee-built.json"
 COMPAT_DIR = Path(__file__).resolve().parent / "mlgym_compat"  # see its sitecustomize.py
 COMPAT_MOUNT = "/referee-mlgym-compat"
 GENERATOR_TIMEOUT = 600
+HUB_MOUNT = "/referee-hub-copy"
+HUB_OUT = "/workspace/referee-hub-out"
+HUB_TIMEOUT = 1800
 MAX_GENERATED_BYTES = 512 << 20
 
 
@@ -98,6 +101,76 @@ def _generate(*, root: Path, script: str, data_path: str, target: Path) -> list[
     return made
 
 
+def _sandbox_files(session, folder: str, target: Path) -> list[str]:  # noqa: ANN001 (a sandbox Session)
+    """Every file under folder in the sandbox, fetched into target; their relative names."""
+    listing = session.run(f"cd {shlex.quote(folder)} && find . -type f | sort", timeout=60)
+    if listing.exit_code != 0:
+        raise MlgymBuildError(f"{folder} was not written:\n{listing.output[-2000:]}")
+    names = [line.strip()[2:] for line in listing.output.splitlines() if line.strip()[2:]]
+    for name in names:
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        (target / name).write_bytes(session.get_file(f"{folder}/{name}", max_bytes=MAX_GENERATED_BYTES))
+    return names
+
+
+def _hub_copy(*, task: Task, data_path: str, copy: dict, workspace: Path, hidden: Path) -> list[str]:
+    """The local copy of a hub dataset: untouched for the evaluator (hidden/<org>/<name>/, copied into its
+    workspace before evaluate.py runs), and for the agent at <org>/<name>/ with the scored split's labels
+    set to -1. Reading Arrow/Parquet takes pyarrow, which the task's image has and the worker has not:
+    mlgym_compat/hub_split.py does it in a sandbox without network. Returns the workspace's files."""
+    from benchmark.tasks.evaluation import task_image
+
+    folder, layout, split = Path(copy["folder"]), copy["layout"], copy["scoring_split"]
+    agent_dir, evaluator_dir = workspace / data_path, hidden / data_path
+    scored = set(copy["splits"][split])
+    if layout == "parquet":
+        for path in task_files(folder):
+            relative = path.relative_to(folder).as_posix()
+            _copy(path, evaluator_dir / relative)
+            if relative not in scored:
+                _copy(path, agent_dir / relative)  # the splits the agent may see, README and the like as they are
+    spec = SandboxSpec(
+        network=False,
+        memory_mb=4096,
+        labels={"referee.role": "mlgym-build"},
+        mounts=[
+            Mount(source=str(COMPAT_DIR), target=COMPAT_MOUNT, read_only=True),
+            Mount(source=str(folder), target=HUB_MOUNT, read_only=True),
+        ],
+        env={"PYTHONDONTWRITEBYTECODE": "1"},
+        image=task_image(task),
+    )
+    try:
+        with open_session(spec) as session:
+            session.put_file(f"{HUB_OUT}.json", json.dumps(copy["splits"]).encode())
+            command = " ".join(
+                shlex.quote(part)
+                for part in (
+                    "python3",
+                    f"{COMPAT_MOUNT}/hub_split.py",
+                    HUB_MOUNT,
+                    HUB_OUT,
+                    layout,
+                    split,
+                    copy["label_column"],
+                    f"{HUB_OUT}.json",
+                )
+            )
+            run = session.run(command, timeout=HUB_TIMEOUT)
+            if run.exit_code != 0 or run.timed_out:
+                raise MlgymBuildError(
+                    f"withholding the {split!r} labels of {folder} failed (exit {run.exit_code}):\n{run.output[-2000:]}"
+                )
+            made = _sandbox_files(session, f"{HUB_OUT}/agent", agent_dir)
+            if layout != "parquet":
+                _sandbox_files(session, f"{HUB_OUT}/evaluator", evaluator_dir)
+    except SandboxError as exc:
+        raise MlgymBuildError(f"the sandbox that prepares {data_path} failed: {exc}") from None
+    if not made:
+        raise MlgymBuildError(f"no files were written for the {split!r} split of {folder}")
+    return made
+
+
 def _build(task: Task, root: Path, folder: Path) -> dict:
     config = task.config
     workspace, evaluator = folder / "workspace", folder / "evaluator"
@@ -130,6 +203,8 @@ def _build(task: Task, root: Path, folder: Path) -> dict:
             _copy(source, data_dir)
     for data_path, script in config.get("generated_data", {}).items():
         _generate(root=root, script=script, data_path=data_path, target=data_dir)
+    for data_path, copy in config.get("hub_datasets", {}).items():
+        _hub_copy(task=task, data_path=data_path, copy=copy, workspace=workspace, hidden=hidden)
     moved = []
     hidden_files = set(config.get("hidden_files", []))
     for path in task_files(workspace):

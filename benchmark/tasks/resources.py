@@ -31,7 +31,7 @@ MLGYM_GPU_TASKS = frozenset(
         "imageClassificationCifar10L1",
         "imageClassificationFMnist",
         "languageModelingFineWeb",
-        "bertMNLI",
+        "naturalLanguageInferenceMNLI",  # its task id (its folder is data/bertMNLI)
         "rlBreakoutMinAtar",
         "rlMetaMazeMisc",
     }

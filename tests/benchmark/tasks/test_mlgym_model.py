@@ -205,7 +205,9 @@ def test_it_says_on_the_task_page_that_mlgyms_memory_file_is_not_used(mlgym, res
     assert "Referee&#x27;s agents have no memory tool" in page
 
 
-def test_it_refuses_a_hub_dataset_task_saying_nothing_downloads(mlgym):
+def test_it_refuses_a_hub_dataset_task_saying_nothing_downloads(mlgym, settings):
+    settings.MLGYM_HF_DATASETS_DIR = ""
     cifar = mlgym("imageClassificationCifar10")
     assert not cifar.config["runnable"] and cifar.data_status == Task.DataStatus.MISSING
-    assert "uoft-cs/cifar10 (no downloads here: MLGym loads it from the hub" in cifar.data_detail
+    assert "uoft-cs/cifar10 has no local copy: set MLGYM_HF_DATASETS_DIR" in cifar.data_detail
+    assert "Nothing is downloaded here" in cifar.data_detail
