@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from sandbox import conf
-from sandbox.base import Mount, SandboxError, SandboxSpec, Session, decode_output, open_session
+from sandbox.base import CommandResult, Mount, SandboxError, SandboxSpec, Session, decode_output, open_session
 
 EVALUATOR_MOUNT = "/evaluator"
 RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
@@ -227,6 +227,104 @@ def _check_submission(submission: Submission) -> None:
         raise ValueError(f"the submission's module {submission.module!r} must be a .py file")
 
 
+def _checked_artifacts(
+    *, evaluator_dir: Path, artifacts: dict[str, bytes], submission: Submission | None, metrics: str
+) -> dict[str, bytes]:
+    """The artifacts by their workspace paths, once every input is known to be usable; a ValueError
+    says what is wrong before any sandbox starts."""
+    paths = {artifact_path(name): data for name, data in artifacts.items()}
+    if submission is not None:
+        _check_submission(submission)
+    if metrics not in ("file", "stdout"):
+        raise ValueError(f"metrics must come from 'file' or 'stdout', not {metrics!r}")
+    if not Path(evaluator_dir).is_dir():
+        raise ValueError(f"evaluator directory {evaluator_dir} does not exist")
+    return paths
+
+
+def _runtime_mount() -> Mount:
+    return Mount(source=str(RUNTIME_DIR), target=RUNTIME_MOUNT, read_only=True)
+
+
+def _evaluator_spec(spec: SandboxSpec | None, evaluator_dir: Path) -> SandboxSpec:
+    """A copy of the caller's spec (never changed in place), without network whatever it says, with
+    the evaluator's directory and runtime mounted read-only."""
+    spec = copy.deepcopy(spec) if spec else SandboxSpec()
+    spec.network = False  # never, whatever the caller's spec says
+    evaluator = Mount(source=str(evaluator_dir), target=EVALUATOR_MOUNT, read_only=True)
+    spec.mounts = [*spec.mounts, evaluator, _runtime_mount()]
+    spec.labels = {**spec.labels, "referee.sandbox.role": "evaluator"}
+    spec.env = {
+        **spec.env,
+        "EVALUATOR_DIR": EVALUATOR_MOUNT,
+        "WORKSPACE": spec.workdir,
+        # arena for the evaluator; the workspace too, for evaluators that import the submitted
+        # module by name (MLGym's): there it is the stand-in, the real one runs elsewhere.
+        "PYTHONPATH": f"{RUNTIME_MOUNT}:{spec.workdir}",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "REFEREE_METRICS": f"{spec.workdir}/{METRICS_FILE}",
+    }
+    return spec
+
+
+def _submission_spec(
+    spec: SandboxSpec, submission: Submission, pipes: CallPipes, backend: str | None
+) -> tuple[SandboxSpec, str]:
+    """The submission's own sandbox (the runtime and the pipes, nothing of the evaluator's) and the
+    CPU key both sides share; the evaluator's spec gains the pipes and the call limits."""
+    calls = {"REFEREE_CALLS": f"{CALLS_MOUNT}/calls", "REFEREE_REPLIES": f"{CALLS_MOUNT}/replies"}
+    spec.mounts.append(pipes.mount())
+    spec.env.update(
+        calls,
+        REFEREE_CALL_TIMEOUT=f"{submission.call_timeout:g}",
+        REFEREE_LOAD_TIMEOUT=f"{submission.load_timeout:g}",
+        REFEREE_MAX_REPLY_BYTES=str(submission.max_reply_bytes),
+    )
+    own = copy.deepcopy(submission.spec) if submission.spec else copy.deepcopy(spec)
+    own.network = False
+    own.mounts = [_runtime_mount(), pipes.mount()]  # nothing of the evaluator's
+    own.labels = {**own.labels, "referee.sandbox.role": "submission"}
+    own.env = {**calls, "REFEREE_RUNTIME": RUNTIME_MOUNT, "OPENBLAS_NUM_THREADS": "1"}
+    # The submission's CPU time per call, measured by the relay in its sandbox and signed with a
+    # key only the relay and the evaluator hold (runtime/driver.py). On Docker the sandbox has a
+    # cgroup of its own to read; elsewhere the relay counts its child's threads.
+    cpu_key = secrets.token_hex(32)
+    spec.env["REFEREE_CPU_KEY"] = cpu_key
+    if (backend or conf.backend_name()) == "docker":
+        own.env["REFEREE_CPU_SOURCE"] = "cgroup"
+    return own, cpu_key
+
+
+def _start_submission(session: Session, evaluator: Session, submission: Submission, cpu_key: str) -> None:
+    for path, data in submission.files.items():
+        session.put_file(artifact_path(path), data)
+    # Read and deleted by the relay before anything submitted runs in that sandbox.
+    session.put_file(CPU_KEY_FILE, cpu_key.encode(), 0o600)
+    session.run(_driver_command(submission), timeout=30)
+    if submission.stub:
+        evaluator.put_file(artifact_path(submission.module), stub_source(submission))
+
+
+def _read_metrics_file(evaluator: Session) -> bytes | None:
+    """The metrics file's bytes, or None when the evaluator wrote none (any other failure raises)."""
+    try:
+        return evaluator.get_file(METRICS_FILE, max_bytes=MAX_METRICS_BYTES)
+    except SandboxError as exc:
+        if "No such file" not in str(exc):
+            raise
+    return None
+
+
+def _metrics_of(result: CommandResult, metrics: str, metrics_data: bytes | None) -> tuple[dict[str, float] | None, str]:
+    if metrics == "stdout":
+        parsed, error = parse_metrics(result.output)
+    elif metrics_data is None:
+        parsed, error = None, "the evaluator wrote no metrics (arena.emit writes them to $REFEREE_METRICS)"
+    else:
+        parsed, error = parse_metrics_file(metrics_data)
+    return parsed, error or "no metrics"
+
+
 def evaluate(
     *,
     evaluator_dir: Path,
@@ -244,54 +342,16 @@ def evaluate(
         return EvaluationResult(False, None, error, output, time.monotonic() - started)
 
     try:
-        paths = {artifact_path(name): data for name, data in artifacts.items()}
-        if submission is not None:
-            _check_submission(submission)
+        paths = _checked_artifacts(
+            evaluator_dir=evaluator_dir, artifacts=artifacts, submission=submission, metrics=metrics
+        )
     except ValueError as exc:
         return failed(str(exc))
-    if metrics not in ("file", "stdout"):
-        return failed(f"metrics must come from 'file' or 'stdout', not {metrics!r}")
-    if not Path(evaluator_dir).is_dir():
-        return failed(f"evaluator directory {evaluator_dir} does not exist")
-
-    spec = copy.deepcopy(spec) if spec else SandboxSpec()
-    spec.network = False  # never, whatever the caller's spec says
-    runtime = Mount(source=str(RUNTIME_DIR), target=RUNTIME_MOUNT, read_only=True)
-    spec.mounts = [*spec.mounts, Mount(source=str(evaluator_dir), target=EVALUATOR_MOUNT, read_only=True), runtime]
-    spec.labels = {**spec.labels, "referee.sandbox.role": "evaluator"}
-    spec.env = {
-        **spec.env,
-        "EVALUATOR_DIR": EVALUATOR_MOUNT,
-        "WORKSPACE": spec.workdir,
-        # arena for the evaluator; the workspace too, for evaluators that import the submitted
-        # module by name (MLGym's): there it is the stand-in, the real one runs elsewhere.
-        "PYTHONPATH": f"{RUNTIME_MOUNT}:{spec.workdir}",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "REFEREE_METRICS": f"{spec.workdir}/{METRICS_FILE}",
-    }
+    spec = _evaluator_spec(spec, evaluator_dir)
     specs = [spec]
     pipes = CallPipes() if submission is not None else None
     if submission is not None and pipes is not None:
-        calls = {"REFEREE_CALLS": f"{CALLS_MOUNT}/calls", "REFEREE_REPLIES": f"{CALLS_MOUNT}/replies"}
-        spec.mounts.append(pipes.mount())
-        spec.env.update(
-            calls,
-            REFEREE_CALL_TIMEOUT=f"{submission.call_timeout:g}",
-            REFEREE_LOAD_TIMEOUT=f"{submission.load_timeout:g}",
-            REFEREE_MAX_REPLY_BYTES=str(submission.max_reply_bytes),
-        )
-        own = copy.deepcopy(submission.spec) if submission.spec else copy.deepcopy(spec)
-        own.network = False
-        own.mounts = [runtime, pipes.mount()]  # nothing of the evaluator's
-        own.labels = {**own.labels, "referee.sandbox.role": "submission"}
-        own.env = {**calls, "REFEREE_RUNTIME": RUNTIME_MOUNT, "OPENBLAS_NUM_THREADS": "1"}
-        # The submission's CPU time per call, measured by the relay in its sandbox and signed with a
-        # key only the relay and the evaluator hold (runtime/driver.py). On Docker the sandbox has a
-        # cgroup of its own to read; elsewhere the relay counts its child's threads.
-        cpu_key = secrets.token_hex(32)
-        spec.env["REFEREE_CPU_KEY"] = cpu_key
-        if (backend or conf.backend_name()) == "docker":
-            own.env["REFEREE_CPU_SOURCE"] = "cgroup"
+        own, cpu_key = _submission_spec(spec, submission, pipes, backend)
         specs.append(own)
 
     sessions = _Sessions()
@@ -301,23 +361,11 @@ def evaluate(
         sessions.evaluator = sessions.opened[0]
         if submission is not None:
             sessions.submission = sessions.opened[1]
-            for path, data in submission.files.items():
-                sessions.submission.put_file(artifact_path(path), data)
-            # Read and deleted by the relay before anything submitted runs in that sandbox.
-            sessions.submission.put_file(CPU_KEY_FILE, cpu_key.encode(), 0o600)
-            sessions.submission.run(_driver_command(submission), timeout=30)
-            if submission.stub:
-                sessions.evaluator.put_file(artifact_path(submission.module), stub_source(submission))
+            _start_submission(sessions.submission, sessions.evaluator, submission, cpu_key)
         for path, data in paths.items():
             sessions.evaluator.put_file(path, data)
         result = sessions.evaluator.run(command, timeout=timeout)
-        metrics_data: bytes | None = None
-        if metrics == "file":
-            try:
-                metrics_data = sessions.evaluator.get_file(METRICS_FILE, max_bytes=MAX_METRICS_BYTES)
-            except SandboxError as exc:
-                if "No such file" not in str(exc):
-                    raise
+        metrics_data = _read_metrics_file(sessions.evaluator) if metrics == "file" else None
         if sessions.submission is not None:
             submission_output = _submission_output(sessions.submission)
     except SandboxError as exc:
@@ -336,12 +384,7 @@ def evaluate(
         return failed("the evaluation ran out of memory", output)
     if result.exit_code != 0:
         return failed(f"the evaluator exited with code {result.exit_code}", output)
-    if metrics == "stdout":
-        parsed, error = parse_metrics(result.output)
-    elif metrics_data is None:
-        parsed, error = None, "the evaluator wrote no metrics (arena.emit writes them to $REFEREE_METRICS)"
-    else:
-        parsed, error = parse_metrics_file(metrics_data)
+    parsed, error = _metrics_of(result, metrics, metrics_data)
     if parsed is None:
-        return failed(error or "no metrics", output)
+        return failed(error, output)
     return EvaluationResult(True, parsed, None, output, time.monotonic() - started)

@@ -79,6 +79,39 @@ def oom_kills():
     return None
 
 
+def cannot_start_reply(out):
+    """The D reply for a command that never started: exit 126, as bash gives for one it cannot run."""
+    return {
+        "exit_code": 126,
+        "timed_out": False,
+        "killed": None,
+        "oom": False,
+        "total": out.total,
+        "omitted": 0,
+        "duration": 0.0,
+    }
+
+
+def outcome(code, killed, ooms, out):
+    """(exit code, out of memory) of a finished command. A killed one exits 130 (interrupted) or
+    124 (timed out) and is never called out of memory. Otherwise the cgroup's OOM-kill counter
+    decides where it can be read (``ooms`` is its value before the command); without one a
+    SIGKILL is taken for the OOM killer's; and a failed command whose last output names memory
+    exhaustion counts too."""
+    signaled = code < 0
+    exit_code = 130 if killed == "interrupted" else 124 if killed else (128 - code if signaled else code)
+    after = oom_kills()
+    oom = False
+    if not killed:
+        if ooms is not None and after is not None:
+            oom = after > ooms
+        elif signaled and -code == signal.SIGKILL:
+            oom = True
+        if not oom and exit_code != 0:
+            oom = any(marker in bytes(out.recent) for marker in OOM_MARKERS)
+    return exit_code, oom
+
+
 def harden():
     # Not dumpable: processes of the same uid (the agent's) cannot ptrace this server or open
     # /proc/<pid>/fd/1 to forge frames on the host channel.
@@ -173,68 +206,19 @@ class Server:
 
     def run(self, request):
         limit = max(int(request.get("limit") or 65536), 2)
-        timeout = request.get("timeout")
-        idle = request.get("idle_timeout")
         out = Output(limit)
         ooms = oom_kills()
-        started = last_output = time.monotonic()
+        started = time.monotonic()
         try:
             proc = self.spawn(request["command"], out)
         except OSError as exc:
             out.absorb(f"[sandbox: cannot start the command: {exc}]\n".encode())
-            send_json(
-                b"D",
-                {
-                    "exit_code": 126,
-                    "timed_out": False,
-                    "killed": None,
-                    "oom": False,
-                    "total": out.total,
-                    "omitted": 0,
-                    "duration": 0.0,
-                },
-            )
+            send_json(b"D", cannot_start_reply(out))
             return
         fd = proc.stdout.fileno()
         os.set_blocking(fd, False)
         pidfd = open_pidfd(proc.pid)
-        killed = "interrupted" if self.stdin.interrupted() else None
-        eof = False
-        while not killed:
-            now = time.monotonic()
-            waits = [1.0]
-            if timeout:
-                waits.append(started + timeout - now)
-            if idle:
-                waits.append(last_output + idle - now)
-            wait = min(waits)
-            if wait <= 0:
-                killed = "timeout" if timeout and now - started >= timeout else "idle"
-                break
-            watch = [] if eof else [fd]
-            if pidfd is not None:
-                watch.append(pidfd)
-            if not self.stdin.closed:
-                watch.append(self.stdin.fd)  # the host may ask to interrupt (a cancelled run)
-            ready = select.select(watch, [], [], min(wait, 0.05) if pidfd is None else wait)[0]
-            if self.stdin.fd in ready:
-                self.stdin.fill()
-                if self.stdin.interrupted():
-                    killed = "interrupted"
-                    break
-            if fd in ready:
-                try:
-                    data = os.read(fd, 1 << 16)
-                except BlockingIOError:
-                    data = None
-                if data == b"":
-                    eof = True
-                elif data:
-                    last_output = time.monotonic()
-                    out.absorb(data)
-            if proc.poll() is not None:
-                # Exited; a background child may still hold the pipe, so take what is buffered.
-                break
+        killed = self.follow(proc, fd, pidfd, out, started, request.get("timeout"), request.get("idle_timeout"))
         if killed:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -248,18 +232,7 @@ class Server:
             os.close(pidfd)
         proc.stdout.close()
         duration = time.monotonic() - started
-        code = proc.returncode
-        signaled = code < 0
-        exit_code = 130 if killed == "interrupted" else 124 if killed else (128 - code if signaled else code)
-        after = oom_kills()
-        oom = False
-        if not killed:
-            if ooms is not None and after is not None:
-                oom = after > ooms
-            elif signaled and -code == signal.SIGKILL:
-                oom = True
-            if not oom and exit_code != 0:
-                oom = any(marker in bytes(out.recent) for marker in OOM_MARKERS)
+        exit_code, oom = outcome(proc.returncode, killed, ooms, out)
         if out.tail:
             send(b"T", bytes(out.tail))
         send_json(
@@ -275,6 +248,48 @@ class Server:
                 "duration": duration,
             },
         )
+
+    def follow(self, proc, fd, pidfd, out, started, timeout, idle):
+        """Pass the command's output on until it exits (None) or must be killed: "timeout",
+        "idle" (no output for ``idle`` seconds) or "interrupted" (the host asked, or went away).
+        Waits on the pidfd where there is one, so an exit is seen at once; else polls."""
+        if self.stdin.interrupted():
+            return "interrupted"
+        last_output = started
+        eof = False
+        while True:
+            now = time.monotonic()
+            waits = [1.0]
+            if timeout:
+                waits.append(started + timeout - now)
+            if idle:
+                waits.append(last_output + idle - now)
+            wait = min(waits)
+            if wait <= 0:
+                return "timeout" if timeout and now - started >= timeout else "idle"
+            watch = [] if eof else [fd]
+            if pidfd is not None:
+                watch.append(pidfd)
+            if not self.stdin.closed:
+                watch.append(self.stdin.fd)  # the host may ask to interrupt (a cancelled run)
+            ready = select.select(watch, [], [], min(wait, 0.05) if pidfd is None else wait)[0]
+            if self.stdin.fd in ready:
+                self.stdin.fill()
+                if self.stdin.interrupted():
+                    return "interrupted"
+            if fd in ready:
+                try:
+                    data = os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    data = None
+                if data == b"":
+                    eof = True
+                elif data:
+                    last_output = time.monotonic()
+                    out.absorb(data)
+            if proc.poll() is not None:
+                # Exited; a background child may still hold the pipe, so take what is buffered.
+                return None
 
     def spawn(self, command, out):
         """Start the command; background processes may outlive commands, but when they fill

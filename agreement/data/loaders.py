@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -113,64 +114,14 @@ def load_mlrbench(
     h_header, h_rows = _read_csv(human_path, HUMAN_KEYS)
     l_header, l_rows = _read_csv(llm_path, KEY_COLUMNS)
     faults: list[Fault] = []
-    h_crit, l_crit = _criteria_columns(h_header), _criteria_columns(l_header)
-    criteria = tuple(c for c in h_crit if c in l_crit)
-    for c in h_crit:
-        if c not in l_crit:
-            faults.append(Fault("unmatched_column", f"{human_path}:{c}", "not in judge file"))
-    for c in l_crit:
-        if c not in h_crit:
-            faults.append(Fault("unmatched_column", f"{llm_path}:{c}", "not in human file"))
-    if not criteria:
-        raise LoadError(f"{human_path} and {llm_path} share no criterion column")
-
+    criteria = _shared_criteria(human_path, h_header, llm_path, l_header, faults)
+    # Items are numbered in the order they first appear, judge file first, then the human file.
     items: dict[tuple[str, str], int] = {}
-
-    def item_of(row: dict[str, str]) -> tuple[str, str]:
-        key = (row["workshop_name"].strip(), row["model_name"].strip())
-        return key
-
-    l_scores: dict[int, np.ndarray] = {}
-    for line, row in enumerate(l_rows, start=2):
-        key = item_of(row)
-        where = f"{llm_path.name}:{line}"
-        if not all(key):
-            faults.append(Fault("bad_value", where, "empty workshop_name/model_name: row skipped"))
-            continue
-        i = items.setdefault(key, len(items))
-        if i in l_scores:
-            faults.append(Fault("duplicate_judge_row", where, f"{key}: first row kept"))
-            continue
-        l_scores[i] = np.array([_parse(row.get(c), f"{where}:{c}", scale, faults) for c in criteria])
-    h_item, h_rev, h_where, h_vals = [], [], [], []
-    for line, row in enumerate(h_rows, start=2):
-        key = item_of(row)
-        where = f"{human_path.name}:{line}"
-        reviewer = (row.get("reviewer_id") or "").strip()
-        if not all(key) or not reviewer:
-            faults.append(Fault("bad_value", where, "empty key column: row skipped"))
-            continue
-        h_item.append(items.setdefault(key, len(items)))
-        h_rev.append(reviewer)
-        h_where.append(where)
-        h_vals.append([_parse(row.get(c), f"{where}:{c}", scale, faults) for c in criteria])
-
+    l_scores = _judge_file_scores(llm_path, l_rows, criteria, scale, items, faults)
+    human = _human_scores(human_path, h_rows, criteria, scale, items, faults)
     if judge_reviews_dir is not None:
-        judges, J, jf = load_judge_reviews(Path(judge_reviews_dir), items, criteria)
-        faults += jf
+        judges, J = _per_judge_scores(Path(judge_reviews_dir), llm_path, l_scores, criteria, items, faults)
         judge_is_mean = False
-        # The released means must match the per-judge files; say so when they do not.
-        for i, row in l_scores.items():
-            mean = np.nanmean(J[i], axis=0) if not np.all(np.isnan(J[i])) else None
-            if mean is not None and not np.allclose(mean, row, equal_nan=True):
-                key = next(k for k, v in items.items() if v == i)
-                faults.append(
-                    Fault(
-                        "judge_mean_mismatch",
-                        f"{llm_path.name}:{key}",
-                        f"file mean {row.tolist()} != per-judge mean {mean.tolist()}",
-                    )
-                )
     else:
         judges = ("judges_mean",)
         judge_is_mean = True
@@ -184,10 +135,10 @@ def load_mlrbench(
         criteria=criteria,
         items=tuple(f"{w}/{m}" for w, m in keys),
         item_system=tuple(m for _, m in keys),
-        human_item=np.asarray(h_item, dtype=np.int64),
-        human_reviewer=np.asarray(h_rev, dtype=str),
-        human_scores=np.asarray(h_vals, dtype=float).reshape(len(h_item), len(criteria)),
-        human_where=tuple(h_where),
+        human_item=np.asarray(human.item, dtype=np.int64),
+        human_reviewer=np.asarray(human.reviewer, dtype=str),
+        human_scores=np.asarray(human.values, dtype=float).reshape(len(human.item), len(criteria)),
+        human_where=tuple(human.where),
         judges=judges,
         judge_scores=J,
         judge_is_mean=judge_is_mean,
@@ -200,3 +151,109 @@ def load_mlrbench(
         },
         faults=faults,
     )
+
+
+def _shared_criteria(
+    human_path: Path, h_header: list[str], llm_path: Path, l_header: list[str], faults: list[Fault]
+) -> tuple[str, ...]:
+    """The criteria both files score, in the human file's order; a criterion only one file has is a
+    fault, and none in common is a LoadError (there would be nothing to compare)."""
+    h_crit, l_crit = _criteria_columns(h_header), _criteria_columns(l_header)
+    criteria = tuple(c for c in h_crit if c in l_crit)
+    for c in h_crit:
+        if c not in l_crit:
+            faults.append(Fault("unmatched_column", f"{human_path}:{c}", "not in judge file"))
+    for c in l_crit:
+        if c not in h_crit:
+            faults.append(Fault("unmatched_column", f"{llm_path}:{c}", "not in human file"))
+    if not criteria:
+        raise LoadError(f"{human_path} and {llm_path} share no criterion column")
+    return criteria
+
+
+def _item_key(row: dict[str, str]) -> tuple[str, str]:
+    return (row["workshop_name"].strip(), row["model_name"].strip())
+
+
+def _judge_file_scores(
+    llm_path: Path,
+    rows: list[dict[str, str]],
+    criteria: tuple[str, ...],
+    scale: tuple[float, float],
+    items: dict[tuple[str, str], int],
+    faults: list[Fault],
+) -> dict[int, np.ndarray]:
+    """The judges' mean scores per item (numbering new items in `items`); of a repeated item the
+    first row is kept."""
+    scores: dict[int, np.ndarray] = {}
+    for line, row in enumerate(rows, start=2):
+        key = _item_key(row)
+        where = f"{llm_path.name}:{line}"
+        if not all(key):
+            faults.append(Fault("bad_value", where, "empty workshop_name/model_name: row skipped"))
+            continue
+        i = items.setdefault(key, len(items))
+        if i in scores:
+            faults.append(Fault("duplicate_judge_row", where, f"{key}: first row kept"))
+            continue
+        scores[i] = np.array([_parse(row.get(c), f"{where}:{c}", scale, faults) for c in criteria])
+    return scores
+
+
+@dataclass
+class _HumanScores:
+    """One entry per usable review row: its item, reviewer, file:line and scores per criterion."""
+
+    item: list[int] = field(default_factory=list)
+    reviewer: list[str] = field(default_factory=list)
+    where: list[str] = field(default_factory=list)
+    values: list[list[float]] = field(default_factory=list)
+
+
+def _human_scores(
+    human_path: Path,
+    rows: list[dict[str, str]],
+    criteria: tuple[str, ...],
+    scale: tuple[float, float],
+    items: dict[tuple[str, str], int],
+    faults: list[Fault],
+) -> _HumanScores:
+    human = _HumanScores()
+    for line, row in enumerate(rows, start=2):
+        key = _item_key(row)
+        where = f"{human_path.name}:{line}"
+        reviewer = (row.get("reviewer_id") or "").strip()
+        if not all(key) or not reviewer:
+            faults.append(Fault("bad_value", where, "empty key column: row skipped"))
+            continue
+        human.item.append(items.setdefault(key, len(items)))
+        human.reviewer.append(reviewer)
+        human.where.append(where)
+        human.values.append([_parse(row.get(c), f"{where}:{c}", scale, faults) for c in criteria])
+    return human
+
+
+def _per_judge_scores(
+    directory: Path,
+    llm_path: Path,
+    l_scores: dict[int, np.ndarray],
+    criteria: tuple[str, ...],
+    items: dict[tuple[str, str], int],
+    faults: list[Fault],
+) -> tuple[tuple[str, ...], np.ndarray]:
+    """Each judge's own scores from its folder. The released means must match them; a fault says
+    so for each item where they do not."""
+    judges, J, jf = load_judge_reviews(directory, items, criteria)
+    faults += jf
+    for i, row in l_scores.items():
+        mean = np.nanmean(J[i], axis=0) if not np.all(np.isnan(J[i])) else None
+        if mean is not None and not np.allclose(mean, row, equal_nan=True):
+            key = next(k for k, v in items.items() if v == i)
+            faults.append(
+                Fault(
+                    "judge_mean_mismatch",
+                    f"{llm_path.name}:{key}",
+                    f"file mean {row.tolist()} != per-judge mean {mean.tolist()}",
+                )
+            )
+    return judges, J

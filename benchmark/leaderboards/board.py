@@ -240,9 +240,32 @@ def runs_leaderboard(
     runs = ranked_runs(runs, include_research=include_research)
     fields = (*RUN_FIELDS, "environment") if group_by else RUN_FIELDS
     rows = list(runs.order_by("task__slug", "method", "created_at").values(*fields))
-    columns: dict[str, _Column] = {}
-    versions: dict[str, set[int]] = defaultdict(set)  # task versions per column
+    columns = _read_columns(rows)
     issues: list[Issue] = []
+    baselines: dict[str, float | None] = {}
+    baseline_sources: dict[str, str | None] = {}
+    for slug, column in columns.items():
+        baselines[slug], baseline_sources[slug] = column.baseline(issues)
+    scored = _Scored()
+    run_link = _run_links()
+    for row in rows:
+        scored.add(row, baseline=baselines.get(row["task__slug"]), group_by=group_by, issues=issues, link=run_link)
+    scored.count_actions()
+    board = _board(columns, scored.by_cell, baselines, methods=methods, group_by=group_by)
+    board.issues[:0] = issues
+    board.columns = {
+        t: {"label": columns[t].label, "baseline": baselines[t], "baseline_source": baseline_sources[t]}
+        for t in sorted(columns)
+    }
+    return board, scored.analysis, scored.run_rows
+
+
+def _read_columns(rows: list[dict[str, Any]]) -> dict[str, _Column]:
+    """One column per task slug, with the released baselines of its imported runs, its count of
+    Referee runs and Referee's computed baseline: the current version's, else the newest version's
+    that has one (read once per version: a computed baseline carries the baseline's output)."""
+    columns: dict[str, _Column] = {}
+    versions: set[int] = set()  # the task versions the runs ran
     for row in rows:
         slug = row["task__slug"]
         column = columns.get(slug)
@@ -255,37 +278,39 @@ def runs_leaderboard(
             column.imported.append((row["params__mlgym_folder"] or "", value))
         else:
             column.referee_runs += 1
-        versions[slug].add(row["task_id"])
-    # Referee's computed baseline: the current version's, else the newest version's that has one
-    # (read once per version: a computed baseline carries the baseline's output).
-    computed = Task.objects.filter(pk__in={pk for ids in versions.values() for pk in ids}).order_by(
-        "-is_current", "-pk"
-    )
+        versions.add(row["task_id"])
+    computed = Task.objects.filter(pk__in=versions).order_by("-is_current", "-pk")
     for slug, metric, scores in computed.values_list("slug", "metric", "baseline_scores"):
         if slug in columns and columns[slug].computed is None:
             columns[slug].computed = baseline_value(scores, metric)
-    baselines: dict[str, float | None] = {}
-    baseline_sources: dict[str, str | None] = {}
-    for slug, column in columns.items():
-        baselines[slug], baseline_sources[slug] = column.baseline(issues)
-    by_cell: dict[tuple[str, str], list[RunScore]] = defaultdict(list)
-    analysis = Analysis()
-    run_rows = []
-    method_of: dict[int, str] = {}
-    run_link = _run_links()
-    for row in rows:
+    return columns
+
+
+@dataclass
+class _Scored:
+    """The runs scored one by one: the scores per (ranked method, task) cell, the analyses and the
+    run list. The ranked method is the method, or "method · environment" when grouped."""
+
+    by_cell: dict[tuple[str, str], list[RunScore]] = field(default_factory=lambda: defaultdict(list))
+    analysis: Analysis = field(default_factory=Analysis)
+    run_rows: list[dict[str, Any]] = field(default_factory=list)
+    method_of: dict[int, str] = field(default_factory=dict)  # run id -> ranked method
+
+    def add(
+        self, row: dict[str, Any], *, baseline: float | None, group_by: str, issues: list[Issue], link: Any
+    ) -> None:
         method, task = row["method"] or row["agent__name"], row["task__slug"]
         environment = environment_label(row["source"], row.get("environment"), group_by) if group_by else ""
         ranked_as = f"{method} · {environment}" if group_by else method
-        method_of[row["id"]] = ranked_as
-        score = _stored_run_score(row, baselines.get(task), issues)
-        by_cell[(ranked_as, task)].append(score)
+        self.method_of[row["id"]] = ranked_as
+        score = _stored_run_score(row, baseline, issues)
+        self.by_cell[(ranked_as, task)].append(score)
         cost_known = row["source"] == Run.Source.REFEREE or row["params__cost_recorded"]
         if cost_known:
-            analysis.costs.setdefault(ranked_as, []).append(row["cost"])
+            self.analysis.costs.setdefault(ranked_as, []).append(row["cost"])
         if row["exit_status"]:
-            analysis.exit_statuses.setdefault(ranked_as, Counter())[row["exit_status"]] += 1
-        run_rows.append(
+            self.analysis.exit_statuses.setdefault(ranked_as, Counter())[row["exit_status"]] += 1
+        self.run_rows.append(
             {
                 "method": ranked_as,
                 "method_base": method,
@@ -296,12 +321,27 @@ def runs_leaderboard(
                 "best_submission": finite_or_none(score.best_submission),
                 "exit_status": row["exit_status"],
                 "cost": row["cost"] if cost_known else None,
-                "url": run_link(row["code"]),
+                "url": link(row["code"]),
             }
         )
-    actions = Step.objects.filter(run_id__in=list(method_of)).values_list("run_id", "action")
-    for run_id, action in actions.iterator(chunk_size=2000):
-        analysis.actions.setdefault(method_of[run_id], Counter())[action_family(action)] += 1
+
+    def count_actions(self) -> None:
+        """Each ranked method's actions by family, over the steps of every run added."""
+        actions = Step.objects.filter(run_id__in=list(self.method_of)).values_list("run_id", "action")
+        for run_id, action in actions.iterator(chunk_size=2000):
+            self.analysis.actions.setdefault(self.method_of[run_id], Counter())[action_family(action)] += 1
+
+
+def _board(
+    columns: dict[str, _Column],
+    by_cell: dict[tuple[str, str], list[RunScore]],
+    baselines: dict[str, float | None],
+    *,
+    methods: Sequence[str] | None,
+    group_by: str,
+) -> Board:
+    """The board of the chosen methods (all by default; grouped rows by their method's name) and
+    the baseline row, over every column."""
     tasks = sorted(columns)
     directions = {t: columns[t].direction for t in tasks}
     if methods and group_by:
@@ -315,18 +355,13 @@ def runs_leaderboard(
     }
     for t in tasks:
         cells[(BASELINE, t)] = baseline_cell(t, baselines.get(t))
-    board = leaderboard(
+    return leaderboard(
         cells=cells,
         methods=[*(m for m in chosen if m != BASELINE), BASELINE],
         tasks=tasks,
         directions=directions,
         baselines=baselines,
     )
-    board.issues[:0] = issues
-    board.columns = {
-        t: {"label": columns[t].label, "baseline": baselines[t], "baseline_source": baseline_sources[t]} for t in tasks
-    }
-    return board, analysis, run_rows
 
 
 def task_labels(slugs: Sequence[str]) -> dict[str, str]:

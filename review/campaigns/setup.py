@@ -13,19 +13,17 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
 
-from accounts.models import Invitation
 from accounts.roles import REVIEWER
 from accounts.services import (
     InvitationIssued,
     InvitationRefused,
     invitation_create,
-    invitation_resend,
     mail_configured,
 )
 from benchmark.models import Artifact
 from review.assignment.services import AssignmentError, AssignResult, _plan, campaign_assign
 from review.campaigns.services import campaign_add_items, campaign_add_reviewers, campaign_add_runs
-from review.models import Campaign, CampaignReviewer
+from review.models import Campaign
 
 MAX_INVITES = 200  # one paste; more is a mistake or belongs in a script
 _SPLIT = re.compile(r"[,;\s]+")
@@ -107,16 +105,6 @@ def reviewers_invite(
             continue
         outcome.issued.append(issued)
     return outcome
-
-
-def member_invitation_resend(*, invitation: Invitation, by: Any = None) -> InvitationIssued:
-    """Resend an invitation (a fresh link, mailed when a mail server is configured: accounts'
-    invitation_resend) and move the campaign memberships tied to the old one to the new one, so
-    that the campaign's column follows the link that works. A failed mail undoes both."""
-    with transaction.atomic():
-        issued = invitation_resend(invitation=invitation, by=by)
-        CampaignReviewer.objects.filter(invitation=invitation).update(invitation=issued.invitation)
-    return issued
 
 
 def campaign_grow(

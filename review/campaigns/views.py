@@ -50,10 +50,9 @@ from review.campaigns.setup import (
     InviteOutcome,
     campaign_grow,
     campaign_plan_preview,
-    member_invitation_resend,
     reviewers_invite,
 )
-from review.control.services import ControlRefused, campaign_open
+from review.control.services import ControlRefused, campaign_open, member_invitation_resend
 from review.control.views import control_context
 from review.models import STAGE_CHOICES, Assignment, Campaign, CampaignItem
 from review.reviewing.forms import score_dimensions

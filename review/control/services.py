@@ -34,11 +34,17 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import Invitation
-from accounts.services import InvitationIssued, mail_configured
+from accounts.services import InvitationIssued, invitation_resend, mail_configured
 from review.assignment.services import campaign_assign
 from review.blinding import tells
-from review.campaigns.setup import member_invitation_resend
-from review.models import Assignment, Campaign, CampaignStatusChange, ItemReport, ReviewerReminder
+from review.models import (
+    Assignment,
+    Campaign,
+    CampaignReviewer,
+    CampaignStatusChange,
+    ItemReport,
+    ReviewerReminder,
+)
 
 log = logging.getLogger(__name__)
 
@@ -225,6 +231,20 @@ def reminders_send(*, campaign: Campaign, by: Any = None, now: Any = None) -> Re
                 reminder.delete()
             result.failed[row["username"]] = str(exc) or type(exc).__name__
     return result
+
+
+def member_invitation_resend(*, invitation: Invitation, by: Any = None) -> InvitationIssued:
+    """Resend an invitation (a fresh link, mailed when a mail server is configured: accounts'
+    invitation_resend) and move the campaign memberships tied to the old one to the new one, so
+    that the campaign's column follows the link that works. A failed mail undoes both.
+
+    Here rather than with the campaign's members (review.campaigns): a reminder to an invited
+    member is this resend, and the members page's resend button (campaigns.views) imports it from
+    below, so that control never imports campaigns, which shows the control room."""
+    with transaction.atomic():
+        issued = invitation_resend(invitation=invitation, by=by)
+        CampaignReviewer.objects.filter(invitation=invitation).update(invitation=issued.invitation)
+    return issued
 
 
 def _remind_one(campaign: Campaign, row: dict[str, Any], by: Any, result: RemindResult) -> None:

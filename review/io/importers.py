@@ -9,6 +9,7 @@ becomes a fault naming file, line and column, printed and stored on the campaign
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -114,90 +115,20 @@ def import_human_reviews(
     with transaction.atomic():
         named = {((r.get("workshop_name") or "").strip(), (r.get("model_name") or "").strip()) for r in rows}
         campaign = _campaign(campaign_name, k=reviewers_per_item, named=named)
-        dims = score_dimensions(campaign.rubric)
-        by_label = {d["key"].lower(): d for d in dims} | {d["name"].lower(): d for d in dims}
-        columns: dict[str, dict] = {}
-        for col in header:
-            if col in KEY_COLUMNS or not col:
-                continue
-            dim = by_label.get(col.lower())
-            if dim is None:
-                report.fault(
-                    "unmatched_column", f"{path.name}:{col}", "no dimension of the rubric has this name: ignored"
-                )
-            else:
-                columns[col] = dim
-        for dim in dims:
-            if dim not in columns.values():
-                report.fault("missing_column", f"{path.name}", f"no column for rubric dimension {dim['name']}")
         items = {
             (i.artifact.research_run.task.slug, i.artifact.research_run.backbone): i
             for i in campaign.items.select_related("artifact__research_run__task")
         }
-        seen: dict[tuple[int, int], tuple[int, dict]] = {}
-        now = timezone.now()
+        rows_in = _Rows(
+            file=path.name,
+            header=header,
+            campaign=campaign,
+            columns=_score_columns(header, campaign, path.name, report),
+            items=items,
+            report=report,
+        )
         for line, row in enumerate(rows, start=2):
-            where = f"{path.name}:{line}"
-            rid, model, workshop = ((row.get(c) or "").strip() for c in KEY_COLUMNS)
-            if row.get(None):  # more cells than the header names
-                report.fault("extra_cells", where, f"{len(row[None])} cell(s) beyond the header: ignored")
-            short = [c for c in header if c and row.get(c) is None]
-            if short:  # csv's mark of a row that ends early: its empty cells are not scores left blank
-                report.fault(
-                    "truncated_row",
-                    where,
-                    f"{len(header) - len(short)} of {len(header)} cells (no {', '.join(short)}): row skipped",
-                )
-                continue
-            if not (rid and model and workshop):
-                report.fault("bad_row", where, "empty reviewer_id, model_name or workshop_name: row skipped")
-                continue
-            item = items.get((workshop, model))
-            if item is None:
-                report.fault("unmatched_row", where, f"no imported paper for {workshop} / {model}: row skipped")
-                continue
-            scores: dict[str, dict[str, Any]] = {}
-            for col, dim in columns.items():
-                text = (row.get(col) or "").strip()
-                low, high = int(dim.get("min", 1)), int(dim.get("max", 10))
-                try:
-                    value = int(text)
-                    if not low <= value <= high:
-                        raise ValueError
-                except ValueError:
-                    report.fault("bad_score", f"{where}:{col}", f"{text!r} is not an integer {low}-{high}: left empty")
-                    continue
-                scores[dim["key"]] = {"score": value, "justification": ""}
-            user = _reviewer(rid, campaign, report)
-            key = (item.pk, user.pk)
-            if key in seen:
-                first_line, first_scores = seen[key]
-                same = (
-                    "identical scores"
-                    if first_scores == scores
-                    else f"different scores: kept [{_brief(first_scores)}], not stored [{_brief(scores)}]"
-                )
-                report.fault(
-                    "duplicate_review",
-                    where,
-                    f"reviewer {rid} reviewed {workshop} / {model} again (first at line {first_line}, {same}): "
-                    "the first row is kept",
-                )
-                continue
-            seen[key] = (line, scores)
-            if Assignment.objects.filter(item=item, reviewer=user).exists():
-                report.kept += 1
-                continue
-            slot = (item.assignments.aggregate(m=Max("slot"))["m"] or 0) + 1
-            assignment = Assignment.objects.create(
-                campaign=campaign, item=item, reviewer=user, slot=slot, status=Assignment.Status.SUBMITTED,
-                last_activity=now,
-            )  # fmt: skip
-            Review.objects.create(
-                assignment=assignment, scores=scores, status=Review.Status.SUBMITTED, source=Review.Source.IMPORTED,
-                submitted_at=now, revision=1,
-            )  # fmt: skip
-            report.created += 1
+            _import_row(rows_in, line, row)
         _report_coverage(campaign, report)
         campaign.import_faults = report.faults
         campaign.save(update_fields=["import_faults"])
@@ -206,6 +137,125 @@ def import_human_reviews(
         for f in report.faults:
             stdout.write(f"  {f['kind']}: {f['where']}: {f['detail']}\n")
     return report
+
+
+@dataclass
+class _Rows:
+    """What every row of one import is read against, and the (item, reviewer) pairs seen so far,
+    with their line and scores, so that a duplicate can name the row it repeats."""
+
+    file: str
+    header: list[str]
+    campaign: Campaign
+    columns: dict[str, dict]
+    items: dict[tuple[str, str], CampaignItem]
+    report: ImportReport
+    seen: dict[tuple[int, int], tuple[int, dict]] = field(default_factory=dict)
+    now: datetime = field(default_factory=timezone.now)
+
+
+def _score_columns(header: list[str], campaign: Campaign, file: str, report: ImportReport) -> dict[str, dict]:
+    """The file's score columns by the rubric dimension they fill (by key or name, any case); a
+    column that names none, and a dimension that no column fills, are faults."""
+    dims = score_dimensions(campaign.rubric)
+    by_label = {d["key"].lower(): d for d in dims} | {d["name"].lower(): d for d in dims}
+    columns: dict[str, dict] = {}
+    for col in header:
+        if col in KEY_COLUMNS or not col:
+            continue
+        dim = by_label.get(col.lower())
+        if dim is None:
+            report.fault("unmatched_column", f"{file}:{col}", "no dimension of the rubric has this name: ignored")
+        else:
+            columns[col] = dim
+    for dim in dims:
+        if dim not in columns.values():
+            report.fault("missing_column", f"{file}", f"no column for rubric dimension {dim['name']}")
+    return columns
+
+
+def _import_row(rows: _Rows, line: int, row: dict) -> None:
+    where = f"{rows.file}:{line}"
+    rid, model, workshop = ((row.get(c) or "").strip() for c in KEY_COLUMNS)
+    item = _row_item(rows, where, row, (rid, model, workshop))
+    if item is None:
+        return
+    scores = _row_scores(rows, where, row)
+    user = _reviewer(rid, rows.campaign, rows.report)
+    key = (item.pk, user.pk)
+    if key in rows.seen:
+        first_line, first_scores = rows.seen[key]
+        same = (
+            "identical scores"
+            if first_scores == scores
+            else f"different scores: kept [{_brief(first_scores)}], not stored [{_brief(scores)}]"
+        )
+        rows.report.fault(
+            "duplicate_review",
+            where,
+            f"reviewer {rid} reviewed {workshop} / {model} again (first at line {first_line}, {same}): "
+            "the first row is kept",
+        )
+        return
+    rows.seen[key] = (line, scores)
+    if Assignment.objects.filter(item=item, reviewer=user).exists():
+        rows.report.kept += 1
+        return
+    _store_review(rows, item, user, scores)
+
+
+def _row_item(rows: _Rows, where: str, row: dict, keys: tuple[str, str, str]) -> CampaignItem | None:
+    """The campaign item the row reviews; None, with the fault that says why, for a row skipped."""
+    rid, model, workshop = keys
+    report = rows.report
+    if row.get(None):  # more cells than the header names
+        report.fault("extra_cells", where, f"{len(row[None])} cell(s) beyond the header: ignored")
+    short = [c for c in rows.header if c and row.get(c) is None]
+    if short:  # csv's mark of a row that ends early: its empty cells are not scores left blank
+        report.fault(
+            "truncated_row",
+            where,
+            f"{len(rows.header) - len(short)} of {len(rows.header)} cells (no {', '.join(short)}): row skipped",
+        )
+        return None
+    if not (rid and model and workshop):
+        report.fault("bad_row", where, "empty reviewer_id, model_name or workshop_name: row skipped")
+        return None
+    item = rows.items.get((workshop, model))
+    if item is None:
+        report.fault("unmatched_row", where, f"no imported paper for {workshop} / {model}: row skipped")
+    return item
+
+
+def _row_scores(rows: _Rows, where: str, row: dict) -> dict[str, dict[str, Any]]:
+    """The row's scores by dimension key; a cell that is not an integer in the dimension's range is
+    a fault and left out (the rest of the row is still imported)."""
+    scores: dict[str, dict[str, Any]] = {}
+    for col, dim in rows.columns.items():
+        text = (row.get(col) or "").strip()
+        low, high = int(dim.get("min", 1)), int(dim.get("max", 10))
+        try:
+            value = int(text)
+            if not low <= value <= high:
+                raise ValueError
+        except ValueError:
+            rows.report.fault("bad_score", f"{where}:{col}", f"{text!r} is not an integer {low}-{high}: left empty")
+            continue
+        scores[dim["key"]] = {"score": value, "justification": ""}
+    return scores
+
+
+def _store_review(rows: _Rows, item: CampaignItem, user: Any, scores: dict[str, dict[str, Any]]) -> None:
+    slot = (item.assignments.aggregate(m=Max("slot"))["m"] or 0) + 1
+    assignment = Assignment.objects.create(
+        campaign=rows.campaign, item=item, reviewer=user, slot=slot, status=Assignment.Status.SUBMITTED,
+        last_activity=rows.now,
+    )  # fmt: skip
+    Review.objects.create(
+        assignment=assignment, scores=scores, status=Review.Status.SUBMITTED, source=Review.Source.IMPORTED,
+        submitted_at=rows.now, revision=1,
+    )  # fmt: skip
+    rows.report.created += 1
 
 
 def _brief(scores: dict[str, dict[str, Any]]) -> str:
