@@ -3,8 +3,8 @@
 The equivalence test (core.tost) reads a percentile interval of the mean over B = 2,000 item
 resamples, and the analysis runs it once per criterion and judge view (15 times on a campaign
 of 5 criteria and 2 judges). Each call drew the same B x n index matrix (a fresh generator with
-the same seed and the same n) and gathered B x n values: 2 x 2 million numbers per call, about
-40 % of a 1,000-item page's analysis.
+the same seed and the same n) and gathered B x n values: 2 x 2 million numbers per call, a fifth
+of a 1,000-item campaign's analysis (cProfile, CPU time: 0.34 of 1.53 s).
 
 Here the draws are made once per (n, B, seed) and kept as cumulative draw counts
 C[b, k] = number of draws of resample b that fall below sorted position k. A resample's mean of
