@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from agreement.stats.resample import ResampledMeans
+
 Record = dict[str, Any]
 # float(scipy.stats.norm.ppf(0.975)), written out so that importing this module does not load scipy
 # (issue 20); tests/test_import_footprint.py checks that the two agree.
@@ -257,10 +259,30 @@ def wilcoxon_bias(judge: np.ndarray, human_mean: np.ndarray) -> Record:
 
 
 def hodges_lehmann(d: np.ndarray) -> float:
-    """The one-sample Hodges-Lehmann estimate: the median of (d_i + d_j) / 2 over all i <= j."""
+    """The one-sample Hodges-Lehmann estimate: the median of (d_i + d_j) / 2 over all i <= j.
+
+    Scores sit on a grid, so n differences take few distinct values u: the n(n+1)/2 Walsh
+    averages are then counted over the u(u+1)/2 pairs of distinct values instead of listed
+    (1,000 items: 500,500 averages, about 100 value pairs). The same averages, the same median."""
     d = np.asarray(d, dtype=float)
-    i, k = np.triu_indices(len(d))
-    return float(np.median((d[i] + d[k]) / 2.0))
+    values, counts = np.unique(d, return_counts=True)
+    if len(values) > len(d) // 2:
+        i, k = np.triu_indices(len(d))
+        return float(np.median((d[i] + d[k]) / 2.0))
+    i, k = np.triu_indices(len(values))
+    walsh = (values[i] + values[k]) / 2.0
+    # pairs i < j of items with values a < b: c_a c_b; pairs i <= j within one value: c_a (c_a + 1) / 2
+    weight = np.where(i == k, counts[i] * (counts[i] + 1) // 2, counts[i] * counts[k])
+    order = np.argsort(walsh, kind="stable")
+    walsh, cum = walsh[order], np.cumsum(weight[order])
+    total = int(cum[-1])
+
+    def at(position: int) -> float:  # the average at 0-based position of the sorted list
+        return float(walsh[np.searchsorted(cum, position, side="right")])
+
+    if total % 2:
+        return at(total // 2)
+    return (at(total // 2 - 1) + at(total // 2)) / 2.0
 
 
 def correlation(x: np.ndarray, y: np.ndarray, kind: str) -> Record:
@@ -427,13 +449,23 @@ def icc(matrix: np.ndarray, form: str) -> Record:
 # --- equivalence, multiplicity, systems ----------------------------------------------------
 
 
-def tost(values: np.ndarray, margin: float, alpha: float = 0.05, *, n_boot: int = 0, seed: int = 0) -> Record:
+def tost(
+    values: np.ndarray,
+    margin: float,
+    alpha: float = 0.05,
+    *,
+    n_boot: int = 0,
+    seed: int = 0,
+    resampled: ResampledMeans | None = None,
+) -> Record:
     """Two one-sided t tests that the mean of `values` lies within (-margin, +margin).
 
     With `n_boot`, also the (1 - 2 alpha) percentile interval of the mean with items resampled:
     equivalence is then shown when that interval lies inside the margins, non-equivalence when it
     lies wholly outside them, and otherwise `more_items_needed` says about how many more items
-    would narrow the interval enough to decide (its half-width shrinks as 1 / sqrt(n))."""
+    would narrow the interval enough to decide (its half-width shrinks as 1 / sqrt(n)).
+    `resampled` (one per analysis, with B = n_boot and the same seed) shares the item draws
+    between the calls of one analysis instead of drawing them again in each."""
     from scipy import stats as sps
 
     v = values[~np.isnan(values)]
@@ -463,9 +495,10 @@ def tost(values: np.ndarray, margin: float, alpha: float = 0.05, *, n_boot: int 
     t90 = float(sps.t.ppf(1 - alpha, df)) * se
     ci, ci_method = (m - t90, m + t90), f"{100 * (1 - 2 * alpha):g}% t interval (TOST)"
     if n_boot > 0:
-        rng = np.random.default_rng(seed)
+        if resampled is None or (resampled.n_boot, resampled.seed) != (n_boot, seed):
+            resampled = ResampledMeans(n_boot, seed)
         ordered = np.sort(v)  # the same interval whatever order the items come in (file or campaign)
-        means = ordered[rng.integers(0, len(v), size=(n_boot, len(v)))].mean(axis=1)
+        means = resampled.means(ordered)
         ci = (float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha)))
         ci_method = (
             f"{100 * (1 - 2 * alpha):g}% bootstrap percentile interval, items resampled, B={n_boot}, seed={seed}"

@@ -18,6 +18,7 @@ from agreement.stats import core as st
 from agreement.stats import kappa as kp
 from agreement.stats.alt_test import ALT_MIN_ITEMS, alt_test, alt_test_combined, human_likeness
 from agreement.stats.decision import auroc, decision
+from agreement.stats.resample import ResampledMeans
 from agreement.stats.verdict import verdict_table
 
 DEFAULT_MARGIN = 0.5  # points on the 1-10 scale: half the smallest score step a reviewer can give
@@ -142,7 +143,9 @@ def _view_block(
         "kendall": st.correlation(j, hm, "kendall"),
         "mad_judge_human_mean": st.mean_record("mad_judge_human_mean", np.abs(j - hm), boot),
         "excess_disagreement": st.mean_record("excess_disagreement", excess, boot),
-        "tost_equivalence": st.tost(excess, margin, alpha, n_boot=TOST_BOOT, seed=ctx["seed"]),
+        "tost_equivalence": st.tost(
+            excess, margin, alpha, n_boot=TOST_BOOT, seed=ctx["seed"], resampled=ctx["tost_draws"]
+        ),
         "alpha_ordinal_with_judge": st.krippendorff_alpha(np.concatenate([H, j[:, None]], axis=1), "ordinal"),
         "alpha_interval_with_judge": a_hj,
         "icc_1_1_with_judge": st.icc(np.stack([h0, h1, j], axis=1), "1,1"),
@@ -276,6 +279,8 @@ def analyse(
     systems = np.asarray(p.item_system, dtype=str)
     criteria: dict[str, Any] = {}
     by_system: dict[str, Any] = {}
+    # One set of TOST item draws for every criterion and view (each call drew the same ones again).
+    tost_draws = ResampledMeans(TOST_BOOT, seed)
     for c, crit in enumerate(p.criteria):
         H = p.H[:, :, c]
         hh = p.hh_diffs[c]
@@ -287,6 +292,7 @@ def analyse(
             "threshold": threshold,
             "min_items": min_items,
             "seed": seed,
+            "tost_draws": tost_draws,
             "left_out": left_out,
             "items_total": p.items_total or len(p.items),
         }
