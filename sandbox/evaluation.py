@@ -69,6 +69,10 @@ class Submission:
     max_reply_bytes: int = 1 << 20
     spec: SandboxSpec | None = None  # limits of its sandbox (default: the evaluator's)
     stub: bool = True  # put a stand-in module under the same name into the evaluator's workspace
+    # Run it behind the relay that signs the CPU time of each call (runtime/driver.py), for
+    # evaluators that charge it (Player.cpu_seconds). Off, the calls skip the relay's hop: for
+    # evaluators that never read the figure (MLGym's games: 100,000 calls an evaluation).
+    cpu_charge: bool = True
 
 
 def metrics_from_json(value: object) -> tuple[dict[str, float] | None, str | None]:
@@ -160,12 +164,26 @@ class _Sessions:
     submission: Session | None = None
     opened: list[Session] = field(default_factory=list)
 
-    def close(self) -> None:
+    def close(self, *, side_by_side: bool = False) -> None:
+        """Close them all; side by side on Docker and Podman, where removing a container is
+        mostly waiting for the engine (see _open_both for why not elsewhere)."""
+        if side_by_side and len(self.opened) > 1:
+            with ThreadPoolExecutor(max_workers=len(self.opened)) as pool:
+                list(pool.map(_close_quietly, self.opened))
+            return
         for session in self.opened:
-            try:
-                session.close()
-            except Exception:  # closing is best effort; the reaper finds what is left
-                pass
+            _close_quietly(session)
+
+
+def _close_quietly(session: Session) -> None:
+    try:
+        session.close()
+    except Exception:  # closing is best effort; the reaper finds what is left
+        pass
+
+
+def _side_by_side(backend: str | None) -> bool:
+    return (backend or conf.backend_name()) in ("docker", "podman")
 
 
 def _open_both(specs: list[SandboxSpec], backend: str | None) -> list[Session]:
@@ -174,7 +192,7 @@ def _open_both(specs: list[SandboxSpec], backend: str | None) -> list[Session]:
 
     Elsewhere one after the other, in this thread: bwrap's --die-with-parent kills a sandbox
     when the *thread* that started it ends, and bwrap starts in a few tens of milliseconds."""
-    if (backend or conf.backend_name()) not in ("docker", "podman"):
+    if not _side_by_side(backend):
         sessions: list[Session] = []
         try:
             for spec in specs:
@@ -288,9 +306,11 @@ def _submission_spec(
     # The submission's CPU time per call, measured by the relay in its sandbox and signed with a
     # key only the relay and the evaluator hold (runtime/driver.py). On Docker the sandbox has a
     # cgroup of its own to read; elsewhere the relay counts its child's threads.
-    cpu_key = secrets.token_hex(32)
-    spec.env["REFEREE_CPU_KEY"] = cpu_key
-    if (backend or conf.backend_name()) == "docker":
+    # Without cpu_charge the calls skip the relay's hop (evaluators that never read the figure).
+    cpu_key = secrets.token_hex(32) if submission.cpu_charge else ""
+    if cpu_key:
+        spec.env["REFEREE_CPU_KEY"] = cpu_key
+    if cpu_key and (backend or conf.backend_name()) == "docker":
         own.env["REFEREE_CPU_SOURCE"] = "cgroup"
     return own, cpu_key
 
@@ -298,8 +318,8 @@ def _submission_spec(
 def _start_submission(session: Session, evaluator: Session, submission: Submission, cpu_key: str) -> None:
     for path, data in submission.files.items():
         session.put_file(artifact_path(path), data)
-    # Read and deleted by the relay before anything submitted runs in that sandbox.
-    session.put_file(CPU_KEY_FILE, cpu_key.encode(), 0o600)
+    if cpu_key:  # read and deleted by the relay before anything submitted runs in that sandbox
+        session.put_file(CPU_KEY_FILE, cpu_key.encode(), 0o600)
     session.run(_driver_command(submission), timeout=30)
     if submission.stub:
         evaluator.put_file(artifact_path(submission.module), stub_source(submission))
@@ -371,7 +391,7 @@ def evaluate(
     except SandboxError as exc:
         return failed(f"sandbox error: {exc}")
     finally:
-        sessions.close()
+        sessions.close(side_by_side=_side_by_side(backend))
         if pipes is not None:
             pipes.close()
     output = result.output

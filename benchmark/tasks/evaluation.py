@@ -178,6 +178,7 @@ def submission_of(task: Task, artifacts: dict[str, bytes]) -> tuple[Submission |
         load_timeout=float(declared["load_timeout"]),
         max_reply_bytes=int(declared["max_reply_bytes"]),
         stub=bool(declared.get("stub", True)),
+        cpu_charge=bool(declared.get("cpu_charge", True)),
     )
     return submission, data
 

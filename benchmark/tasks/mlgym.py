@@ -55,7 +55,7 @@ MLGYM_METRICS_INFERRED: dict[str, tuple[str, str]] = {
 MLGYM_WORKSPACE = "/home/agent/workspace"
 # Bumped when the way Referee turns an MLGym task into workspace + evaluator changes: part of
 # every MLGym task's version hash, like the runtime's files.
-ADAPTER_VERSION = b"referee-mlgym-adapter 2"
+ADAPTER_VERSION = b"referee-mlgym-adapter 3"
 # Files in a task's data that decide its score (MLGym's `secret_files` field exists but is unused,
 # so the names are Referee's): they go to the evaluator, never into the agent's workspace.
 ANSWER_NAMES = {"answer.csv", "answers.csv", "ground_truth.csv", "test_labels.csv"}
@@ -218,7 +218,8 @@ def _game_plan() -> dict:
     """A game task (strategy.py against MLGym's opponents)."""
     return {
         "artifacts": [GAME_MODULE],
-        "submission": _submission_plan(module=GAME_MODULE, function=GAME_FUNCTION),
+        # MLGym's evaluate.py never reads the CPU time of a call: no relay to sign it.
+        "submission": {**_submission_plan(module=GAME_MODULE, function=GAME_FUNCTION), "cpu_charge": False},
         "evaluator": {"dir": "evaluator", "command": GAME_COMMAND, "timeout": 900, "metrics": "stdout"},
         # The starter strategy is MLGym's baseline (baseline_paths names evaluate.py itself).
         "baseline": {"dir": None, "command": f"python3 -c 'import {GAME_MODULE[:-3]}'", "timeout": 120},

@@ -133,7 +133,7 @@ class Connection:
             said = json.loads(raw)
             cpu_ns = said["cpu_ns"]
             digest = hashlib.sha256(line + b"\n").hexdigest()
-            expected = hmac.new(self.key, f"{self.lines}:{digest}:{cpu_ns}".encode(), hashlib.sha256).hexdigest()
+            expected = hmac.digest(self.key, f"{self.lines}:{digest}:{cpu_ns}".encode(), "sha256").hex()
             genuine = isinstance(cpu_ns, int) and cpu_ns >= 0 and hmac.compare_digest(str(said["mac"]), expected)
         except (ValueError, KeyError, TypeError):
             genuine = False
@@ -158,15 +158,17 @@ class Connection:
         deadline = time.monotonic() + timeout
         view = memoryview(data)
         while view:
+            # A call fits the pipe's buffer: write first, wait only when the submission lags.
+            try:
+                view = view[os.write(self.calls, view) :]
+                continue
+            except BlockingIOError:
+                pass
+            except BrokenPipeError:
+                raise SubmissionError("the submission's process exited") from None
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not select.select([], [self.calls], [], remaining)[1]:
                 raise SubmissionError(f"the submission stopped reading its calls for {timeout:g} s")
-            try:
-                view = view[os.write(self.calls, view) :]
-            except BlockingIOError:
-                continue
-            except BrokenPipeError:
-                raise SubmissionError("the submission's process exited") from None
 
     def call(self, function: str, args: Any = (), kwargs: Any = None, *, seed: int | None = None,
              timeout: float | None = None) -> Any:  # fmt: skip

@@ -12,7 +12,9 @@ way, so nothing a submission sends can be mistaken for it.
 import json
 
 TAG = "__referee_dict__"
+TAG_BYTES = TAG.encode()
 KEY_TYPES = (int, float, bool, type(None))
+SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def encode(value):
@@ -27,7 +29,9 @@ def encode(value):
             pairs.append([key, encode(item)])
         return {TAG: pairs}
     if isinstance(value, (list, tuple)):
-        return [encode(item) for item in value]
+        # Scalars as they are without a call each: a game's history is 10 rounds of move pairs,
+        # sent 100,000 times an evaluation.
+        return [item if type(item) in SCALARS else encode(item) for item in value]
     return value
 
 
@@ -47,4 +51,12 @@ def dumps(value, **kwargs):
 
 
 def loads(text, **kwargs):
+    # Text that spells no tag, not even with escapes (no backslash at all), holds no tagged dict:
+    # JSON's own dicts, without a Python call for each object.
+    if isinstance(text, str):
+        plain = TAG not in text and "\\" not in text
+    else:
+        plain = TAG_BYTES not in text and b"\\" not in text
+    if plain:
+        return json.loads(text, **kwargs)
     return json.loads(text, object_pairs_hook=_object, **kwargs)

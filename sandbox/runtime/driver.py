@@ -116,8 +116,9 @@ def main():
 # With a key file (CPU_KEY_FILE, written by the worker before anything submitted runs here),
 # this process does not load the submission: it is a relay. It reads the key and deletes the
 # file, makes itself undumpable (no ptrace, no /proc/<pid>/mem or environ for the submission,
-# which runs as the same user), then runs the submission as its child (`--worker`) over pipes of
-# its own. After each line the child sends it forwards that line and one of its own:
+# which runs as the same user), then runs the submission as its child, which reads the calls
+# pipe itself and replies over a pipe of the relay's. After each line the child sends it
+# forwards that line and one of its own:
 #     {"cpu_ns": n, "mac": HMAC(key, index, sha256(line), n)}
 # n being the CPU time the whole sandbox used since the previous line (its cgroup's counter on
 # Docker, where the sandbox has its own; else the child's threads): work done between calls is
@@ -136,14 +137,14 @@ def cgroup_reader():
         return None
     for path, field, scale in CGROUP_COUNTERS:
         try:
-            with open(path) as fh:
-                text = fh.read()
+            fd = os.open(path, os.O_RDONLY)
+            text = os.pread(fd, 1 << 16, 0).decode()
         except OSError:
             continue
 
-        def read(path=path, field=field, scale=scale):
-            with open(path) as fh:
-                text = fh.read()
+        def read(path=path, field=field, scale=scale, fd=fd):
+            # Read once a reply: the file stays open and is read again from its start.
+            text = os.pread(fd, 1 << 16, 0).decode()
             if field is None:
                 return int(text.strip()) * scale
             for line in text.splitlines():
@@ -196,45 +197,37 @@ def undumpable():
 
 def mac(key, index, line, cpu_ns):
     message = f"{index}:{hashlib.sha256(line).hexdigest()}:{cpu_ns}".encode()
-    return hmac.new(key, message, hashlib.sha256).hexdigest()
+    return hmac.digest(key, message, "sha256").hex()
 
 
 def relay(key):
     calls_path, replies_path, module_path, names = sys.argv[1:5]
     undumpable()
-    calls = open(calls_path, "rb")
+    # The calls go straight to the child (the relay has nothing to add to them: one hop less a
+    # call); only its replies pass through here, to be signed with the CPU time behind them.
+    calls = os.open(calls_path, os.O_RDONLY)
     replies = open(replies_path, "wb", buffering=0)
-    to_child_r, to_child_w = os.pipe()
     from_child_r, from_child_w = os.pipe()
     child = subprocess.Popen(
-        [sys.executable, "-I", os.path.abspath(__file__), f"/dev/fd/{to_child_r}", f"/dev/fd/{from_child_w}",
+        [sys.executable, "-I", os.path.abspath(__file__), f"/dev/fd/{calls}", f"/dev/fd/{from_child_w}",
          module_path, names],
-        pass_fds=(to_child_r, from_child_w),
+        pass_fds=(calls, from_child_w),
         env={name: value for name, value in os.environ.items() if not name.startswith("REFEREE_")},
     )  # fmt: skip
-    os.close(to_child_r)
+    os.close(calls)
     os.close(from_child_w)
     counter = cgroup_reader() or threads_reader(child.pid)
-    to_child = os.fdopen(to_child_w, "wb", buffering=0)
     from_child = os.fdopen(from_child_r, "rb")
     last = counter()
     index = 0
-
-    def forward_calls():
-        for line in calls:
-            to_child.write(line)
-        to_child.close()
-
-    import threading
-
-    threading.Thread(target=forward_calls, daemon=True).start()
     for line in from_child:
         now = counter()
         spent, last = max(0, now - last), now
         index += 1
         line = line.rstrip(b"\n") + b"\n"
-        replies.write(line)
-        replies.write(json.dumps({"cpu_ns": spent, "mac": mac(key, index, line, spent)}).encode() + b"\n")
+        # One write for both lines: one wake-up of the evaluator a reply.
+        signed = json.dumps({"cpu_ns": spent, "mac": mac(key, index, line, spent)}).encode()
+        replies.write(line + signed + b"\n")
     child.wait()
 
 

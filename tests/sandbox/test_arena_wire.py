@@ -40,3 +40,9 @@ def test_it_cannot_be_fooled_by_a_dict_that_uses_the_tag_itself(wire):
 def test_it_refuses_a_key_json_cannot_carry(wire):
     with pytest.raises(TypeError, match="tuple cannot cross the pipes"):
         wire.dumps({(1, 2): 3})
+
+
+def test_it_rebuilds_a_tagged_dict_however_json_spells_the_tag(wire):
+    escaped = '{"\\u005f_referee_dict__": [[1, "x"]]}'  # the tag's first character as an escape
+    assert wire.loads(escaped) == {1: "x"} and wire.loads(escaped.encode()) == {1: "x"}
+    assert wire.loads(b'{"id": 3, "ok": [[0, 1], {"a": null}]}') == {"id": 3, "ok": [[0, 1], {"a": None}]}

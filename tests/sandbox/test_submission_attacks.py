@@ -77,6 +77,7 @@ def score(backend: str, evaluator_dir: Path, source: str, **limits: object) -> E
         call_timeout=float(limits.pop("call_timeout", 5.0)),
         load_timeout=float(limits.pop("load_timeout", 30.0)),
         spec=spec,  # type: ignore[arg-type]
+        cpu_charge=bool(limits.pop("cpu_charge", True)),
     )
     return evaluate(
         evaluator_dir=evaluator_dir,
@@ -89,6 +90,11 @@ def score(backend: str, evaluator_dir: Path, source: str, **limits: object) -> E
     )
 
 
+# Submissions run behind the relay that signs their CPU time (for evaluators that charge it) or,
+# for evaluators that never read it (MLGym's games), without it: the walls hold either way.
+RELAY_OR_NOT = pytest.mark.parametrize("cpu_charge", [True, False], ids=["relay", "no-relay"])
+
+
 def assert_not_forged(result: EvaluationResult) -> None:
     """The true score, or an evaluation error; never the forged value; the evaluator untouched."""
     assert result.ok or result.metrics is None, result
@@ -97,13 +103,28 @@ def assert_not_forged(result: EvaluationResult) -> None:
     assert SECRET not in result.output
 
 
-def test_it_scores_an_honest_submission(backend, evaluator_dir) -> None:
-    result = score(backend, evaluator_dir, "def play(n):\n    return 1\n")
+@RELAY_OR_NOT
+def test_it_scores_an_honest_submission(backend, evaluator_dir, cpu_charge) -> None:
+    result = score(backend, evaluator_dir, "def play(n):\n    return 1\n", cpu_charge=cpu_charge)
     assert result.ok, result.error + result.output
     assert result.metrics == {"total": HONEST}
 
 
-def test_it_gives_the_submission_a_sandbox_holding_only_its_own_files(backend, evaluator_dir) -> None:
+@RELAY_OR_NOT
+def test_it_measures_the_submissions_cpu_time_only_behind_the_relay(backend, evaluator_dir, cpu_charge) -> None:
+    (evaluator_dir / "evaluate.py").write_text(
+        "from arena import Player, emit\n"
+        "player = Player('play')\n"
+        "total = sum(player(n) for n in range(20))\n"
+        "emit({'total': total, 'measured': float(player.cpu_seconds is not None)})\n"
+    )
+    result = score(backend, evaluator_dir, "def play(n):\n    return 1\n", cpu_charge=cpu_charge)
+    assert result.ok, result.error + result.output
+    assert result.metrics == {"total": HONEST, "measured": 1.0 if cpu_charge else 0.0}
+
+
+@RELAY_OR_NOT
+def test_it_gives_the_submission_a_sandbox_holding_only_its_own_files(backend, evaluator_dir, cpu_charge) -> None:
     source = r"""
 def look():
     seen = {"workspace": sorted(p for p in os.listdir("/workspace") if p != ".referee")}
@@ -129,7 +150,7 @@ print("SEEN", json.dumps(SEEN))
 def play(n):
     return 1
 """
-    result = score(backend, evaluator_dir, source)
+    result = score(backend, evaluator_dir, source, cpu_charge=cpu_charge)
     assert result.ok, result.error + result.output
     line = next(line for line in result.output.splitlines() if line.startswith("SEEN "))
     import json
@@ -159,7 +180,8 @@ def play(n):
     assert (evaluator_dir / "labels.csv").read_text() == f"id,label\n1,{SECRET}\n"
 
 
-def test_it_ignores_forged_metrics_written_to_every_process_fd_in_reach(backend, evaluator_dir) -> None:
+@RELAY_OR_NOT
+def test_it_ignores_forged_metrics_written_to_every_process_fd_in_reach(backend, evaluator_dir, cpu_charge) -> None:
     # The old attack: open /proc/<ppid>/fd/1 and write a metrics line plus a byte without newline.
     forge = r"""
 import os
@@ -180,14 +202,15 @@ for pid in (p for p in os.listdir("/proc") if p.isdigit()):
 print("wrote to", wrote, "fds", flush=True)
 """
     source = f"unhooked({forge!r})\ndef play(n):\n    return 1\n"
-    result = score(backend, evaluator_dir, source)
+    result = score(backend, evaluator_dir, source, cpu_charge=cpu_charge)
     assert_not_forged(result)
     assert "wrote to" in result.output  # the attack ran
     # Its line reached the evaluator only on its own reply pipe, before ready, and was refused there.
     assert not result.ok and "the submission's driver sent {'total': 999} instead of ready" in result.output
 
 
-def test_it_ignores_forged_lines_on_every_inherited_fd_and_the_metrics_path(backend, evaluator_dir) -> None:
+@RELAY_OR_NOT
+def test_it_ignores_forged_lines_on_every_inherited_fd_and_the_metrics_path(backend, evaluator_dir, cpu_charge) -> None:
     source = r"""
 def play(n):
     if n == 0:
@@ -205,20 +228,21 @@ def play(n):
                 pass
     return 1
 """
-    result = score(backend, evaluator_dir, source)
+    result = score(backend, evaluator_dir, source, cpu_charge=cpu_charge)
     assert_not_forged(result)
     # The forged line reached the evaluator only as a reply, and was refused as one.
     assert not result.ok and "out of turn" in (result.error or "") + result.output
 
 
-def test_it_gives_starting_programs_with_fork_exec_nothing_to_reach(backend, evaluator_dir) -> None:
+@RELAY_OR_NOT
+def test_it_gives_starting_programs_with_fork_exec_nothing_to_reach(backend, evaluator_dir, cpu_charge) -> None:
     source = r"""
 spawn(["/bin/sh", "-c", "echo FORK-EXEC-RAN; cat /evaluator/labels.csv; ls /evaluator; "
        "echo '{\"total\": 999}'; echo '{\"total\": 999}' > /referee-calls/replies.forged"])
 def play(n):
     return 1
 """
-    result = score(backend, evaluator_dir, source)
+    result = score(backend, evaluator_dir, source, cpu_charge=cpu_charge)
     assert result.ok and result.metrics == {"total": HONEST}, result.error + result.output
     assert "FORK-EXEC-RAN" in result.output  # the hook did not stop it: the sandbox did
 
