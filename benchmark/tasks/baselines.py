@@ -10,7 +10,6 @@ import statistics
 from typing import Any
 
 from django.utils import timezone
-from scipy.stats import t as student_t
 
 from benchmark.models import Task
 from benchmark.tasks.evaluation import (
@@ -124,6 +123,8 @@ def published_comparison(task: Task) -> dict[str, Any]:
         values = [v for v in (_computed(metrics, key) for metrics in repeats) if v is not None]
         if len(values) >= 2:
             mean, sd = statistics.fmean(values), statistics.stdev(values)
+            from scipy.stats import t as student_t  # here: scipy.stats takes a second to import
+
             quantile = float(student_t.ppf(0.5 + PREDICTION_LEVEL / 2, len(values) - 1))
             tolerance = quantile * sd * math.sqrt(1 + 1 / len(values))
             row["computed"], row["sd"] = mean, sd
