@@ -81,11 +81,13 @@ BASE_ENV = (
     "CONTAINERS_REGISTRIES_CONF",
     "SANDBOX_DEBIAN_MIRROR",
 )
-# Settings whose values are secrets (or may hold one: a password in a URL). Slurm keeps a job's
-# exported environment in its state files (and in accounting with AccountingStoreFlags=job_env),
-# which its administrators, and with some setups other users, can read: these travel in a file.
-SECRET_SETTINGS = frozenset({"SECRET_KEY", "DATABASE_URL", "REDIS_URL", "EMAIL_HOST_PASSWORD"})
-SECRET_NAME = re.compile(r"KEY|SECRET|PASSWORD|TOKEN|CREDENTIAL")
+# Secret settings the run loop needs (a password may sit in a URL): the database, Redis, SECRET_KEY
+# (it decrypts stored endpoint keys) and the literature tool's key. Slurm keeps a job's exported
+# environment in its state files (and in accounting with AccountingStoreFlags=job_env), which its
+# administrators, and with some setups other users, can read: these travel in a file instead.
+RUN_SECRETS = frozenset({"SECRET_KEY", "DATABASE_URL", "REDIS_URL", "SEMANTIC_SCHOLAR_API_KEY"})
+# Any other setting named like a secret (EMAIL_HOST_PASSWORD, ...) does not go at all.
+SECRET_NAME = re.compile(r"(^|_)(KEY|SECRET|PASSWORD|PASSWD|TOKEN|CREDENTIALS?)$")
 
 
 class SlurmError(Exception):
@@ -199,18 +201,17 @@ def job_environment(run: Run) -> tuple[list[str], dict[str, str]]:
     """(the variables Slurm exports to the run's job, by name; the secrets its file holds).
 
     Exported: BASE_ENV and every setting this process read from its environment, that is set and
-    holds no secret. The file: the secret settings that are set (the database and Redis URLs,
-    SECRET_KEY, which decrypts stored endpoint keys) and the one provider key the run loop calls
-    with, that of the agent's endpoint when it names an environment variable. Other keys stay."""
+    holds no secret. The file: RUN_SECRETS that are set and the one provider key the run loop calls
+    with, that of the agent's endpoint when it names an environment variable. Other secrets stay."""
     from config.env import READ
 
     exported, secrets = [], {}
     for name in sorted(set(BASE_ENV) | READ):
         if name not in os.environ:
             continue
-        if name in SECRET_SETTINGS or SECRET_NAME.search(name):
+        if name in RUN_SECRETS:
             secrets[name] = os.environ[name]
-        else:
+        elif not SECRET_NAME.search(name):
             exported.append(name)
     endpoint = run.agent.endpoint
     if endpoint is not None and endpoint.key_source == endpoint.KeySource.ENV:

@@ -13,6 +13,7 @@ import pytest
 
 from benchmark.models import AgentConfig, ModelEndpoint
 from benchmark.runs import slurm
+from config.env import READ
 from tests.benchmark.runs.test_slurm import SLURM, partition, run_row, seed, wait_for
 from tests.benchmark.runs_support import builtin_task
 from tests.processes import process_database
@@ -76,7 +77,9 @@ def test_it_hands_a_job_the_key_of_its_agents_endpoint_and_no_other(researcher, 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-marker-openai")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-marker-anthropic")
     monkeypatch.setenv("SANDBOX_BACKEND", "podman")
+    monkeypatch.setenv("JUDGE_MAX_TOKENS", "4096")
     monkeypatch.setenv("UNRELATED_VARIABLE", "x")
+    monkeypatch.setenv("EMAIL_HOST_PASSWORD", "marker-mail-password")  # a setting, a secret, not the run's
     endpoint = ModelEndpoint.objects.create(
         name="openai-env", provider="openai", key_source="env", key_env_var="OPENAI_API_KEY"
     )
@@ -85,5 +88,7 @@ def test_it_hands_a_job_the_key_of_its_agents_endpoint_and_no_other(researcher, 
     exported, secrets = slurm.job_environment(run)
     assert "SANDBOX_BACKEND" in exported and "PATH" in exported and "UNRELATED_VARIABLE" not in exported
     assert secrets.get("OPENAI_API_KEY") == "sk-marker-openai" and "ANTHROPIC_API_KEY" not in secrets
+    assert "JUDGE_MAX_TOKENS" in READ and "JUDGE_MAX_TOKENS" not in secrets  # a number, not a token
+    assert "EMAIL_HOST_PASSWORD" in READ and "EMAIL_HOST_PASSWORD" not in {*exported, *secrets}
     assert not {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "SECRET_KEY", "DATABASE_URL", "REDIS_URL"} & set(exported)
     assert "--export=" + ",".join(exported) in slurm.sbatch_args(run)
