@@ -10,6 +10,8 @@ still runs two runs at once), partition `referee` (default). MinJobAge keeps end
 squeue for 10 minutes (no accounting daemon here); SlurmdTimeout is 6 s, so a killed slurmd marks
 its node down, and its jobs NODE_FAIL, within seconds. Partition `referee-urgent` has a higher
 PriorityTier: a job there that needs the node preempts (PreemptMode=CANCEL) the jobs of `referee`.
+batch_sched_delay=0: a submitted batch job is scheduled at once, not up to 3 s later (Slurm's
+default; measured here: submit to the job script's start 2.5 s by default, 0.5 s with it).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 MpiDefault=none
 SchedulerType=sched/backfill
+SchedulerParameters=batch_sched_delay=0
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 SlurmdParameters=config_overrides
