@@ -16,9 +16,14 @@ from django.core.exceptions import ImproperlyConfigured
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
+# The names read from this process's environment: what a Slurm job of a run is given of it
+# (benchmark.runs.slurm.job_environment), so that the node's settings are the launching process's.
+READ: set[str] = set()
 
 
 def _raw(name: str, environ: Mapping[str, str] | None) -> str | None:
+    if environ is None:
+        READ.add(name)
     env = os.environ if environ is None else environ
     value = env.get(name)
     return None if value is None else value.strip()

@@ -106,7 +106,7 @@ def _verdicts() -> list[dict[str, Any]]:
 
 
 def _sandbox() -> dict[str, Any]:
-    """The sandbox backend; for Docker: engine reachable, sandbox image present, running sandboxes.
+    """The sandbox backend; for Docker and Podman: engine usable, sandbox image present, running sandboxes.
     None where a figure could not be read (shown as unknown), never a guess."""
     from sandbox import backend_info, conf
 
@@ -120,16 +120,21 @@ def _sandbox() -> dict[str, Any]:
         "image_tag": None,
         "running": None,
     }
-    if info.get("backend") != "docker":
+    if info.get("backend") not in ("docker", "podman"):
         return health
     from sandbox import docker as docker_backend
+    from sandbox import podman
 
+    engine = docker_backend if info["backend"] == "docker" else podman
     try:
-        health["engine"], _ = docker_backend.engine_available()
+        if engine is podman:  # no daemon: the engine "answers" when podman runs here (its probe)
+            health["engine"] = podman.probe() is None
+        else:
+            health["engine"], _ = docker_backend.engine_available()
         if health["engine"]:
             health["image_tag"] = conf.image()
-            health["image"] = docker_backend.image_exists(health["image_tag"])
-            health["running"] = sum(c["status"] == "running" for c in docker_backend.sandbox_containers())
+            health["image"] = engine.image_exists(health["image_tag"])
+            health["running"] = sum(c["status"] == "running" for c in engine.sandbox_containers())
     except Exception as exc:  # the engine went away between calls: say so, keep serving
         health["detail"] = f"{health['detail']}; {exc}"
     return health

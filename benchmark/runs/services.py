@@ -341,10 +341,12 @@ def _literature() -> Any:
 def _policy(
     run: Run, env: Environment, max_steps: int, command_timeout: int, recorder: RunRecorder, connection: Any = None
 ) -> Any:
-    from benchmark.tasks.baselines import baseline_command
-
     agent = run.agent
     if agent.kind == AgentConfig.Kind.BASELINE:
+        # Here, not at the top: the baselines module is for baseline runs only (a Slurm job's
+        # process starts cold, and every import before the first step is on the user's clock).
+        from benchmark.tasks.baselines import baseline_command
+
         return baseline_policy(baseline_command=baseline_command(run.task))
     if agent.kind == AgentConfig.Kind.REPLAY:
         if run.replay_of is None:

@@ -2,8 +2,10 @@
 
 A run queue (`runs`, `gpu`) whose executor is `slurm` (settings.RUN_EXECUTORS) does not put the run
 on RQ: after the launch commits, `job_submit` hands Slurm a batch job that runs
-`manage.py execute_run <id>` (benchmark.management.commands.execute_run) with the environment of
-the process that launched it, so the node reaches the same database and Redis. The job asks for
+`manage.py execute_run <id>` (benchmark.management.commands.execute_run) with the launching
+process's settings, so the node reaches the same database and Redis (`job_environment`: Slurm
+carries only named, non-secret variables; the secrets the run loop needs go in a file only the
+job's user can read, never into Slurm's records). The job asks for
 the task's resources (CPUs, memory, `--gres=gpu:N`), a time limit estimated from the run's limits
 (capped at SLURM_TIME_LIMIT_MAX), the configured partition and account, and no requeue: a run
 Slurm ended is `interrupted`, with Slurm's reason, and Referee's own Resume goes on from its
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import re
 import shlex
 import subprocess
 import sys
@@ -54,10 +58,51 @@ LIVE_STATES = {
     "STAGE_OUT",
 }
 CANCEL_KEY = "referee:slurm-cancel:{code}"
+# Exported to the job besides the settings Referee read (config.env.READ): what the process itself
+# and its container engines need. Nothing else of the launching process's environment goes along.
+BASE_ENV = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TMPDIR",
+    "PYTHONPATH",
+    "VIRTUAL_ENV",
+    "PYTHONUNBUFFERED",
+    "DJANGO_SETTINGS_MODULE",
+    "DOCKER_HOST",
+    "DOCKER_CONFIG",
+    "CONTAINERS_CONF",
+    "CONTAINERS_STORAGE_CONF",
+    "CONTAINERS_REGISTRIES_CONF",
+    "SANDBOX_DEBIAN_MIRROR",
+)
+# Secret settings the run loop needs (a password may sit in a URL): the database, Redis, SECRET_KEY
+# (it decrypts stored endpoint keys) and the literature tool's key. Slurm keeps a job's exported
+# environment in its state files (and in accounting with AccountingStoreFlags=job_env), which its
+# administrators, and with some setups other users, can read: these travel in a file instead.
+RUN_SECRETS = frozenset({"SECRET_KEY", "DATABASE_URL", "REDIS_URL", "SEMANTIC_SCHOLAR_API_KEY"})
+# Any other setting named like a secret (EMAIL_HOST_PASSWORD, ...) does not go at all.
+SECRET_NAME = re.compile(r"(^|_)(KEY|SECRET|PASSWORD|PASSWD|TOKEN|CREDENTIALS?)$")
 
 
 class SlurmError(Exception):
     """A Slurm command failed; the message is Slurm's own words (its stderr)."""
+
+
+# What Slurm's end states mean, beside Slurm's own word for them (which is kept).
+STATE_GLOSS = {
+    "PREEMPTED": "a job of a higher-priority partition or QOS took its resources",
+    "NODE_FAIL": "its node stopped answering the controller",
+    "TIMEOUT": "it reached its time limit",
+    "OUT_OF_MEMORY": "it used more memory than it asked for",
+    "BOOT_FAIL": "its node failed to boot",
+    "DEADLINE": "it reached its deadline",
+}
 
 
 @dataclass(frozen=True)
@@ -66,15 +111,24 @@ class JobState:
     state: str
     reason: str
     nodes: str
+    # Neither squeue nor sacct knows the job (it ended more than MinJobAge ago and accounting is
+    # off, or the controller lost its state): `reason` says what sacct answered.
+    forgotten: bool = False
 
     @property
     def live(self) -> bool:
-        return self.state in LIVE_STATES
+        return self.state in LIVE_STATES and not self.forgotten
 
     def ended_words(self) -> str:
+        if self.forgotten:
+            return (
+                f"Slurm no longer knows job {self.job_id} and cannot say how it ended "
+                f"(squeue: not in the controller's records; sacct: {self.reason})"
+            )
         where = f" on {self.nodes}" if self.nodes and self.nodes != "(null)" else ""
         reason = f" (reason: {self.reason})" if self.reason and self.reason != "None" else ""
-        return f"Slurm ended job {self.job_id}{where}: {self.state}{reason}"
+        gloss = f": {STATE_GLOSS[self.state]}" if self.state in STATE_GLOSS else ""
+        return f"Slurm ended job {self.job_id}{where}: {self.state}{reason}{gloss}"
 
 
 def executor_for(queue: str) -> str:
@@ -129,7 +183,8 @@ def sbatch_args(run: Run) -> list[str]:
         f"--mem={int(limits.get('memory_mb', 1024)) + HARNESS_MEMORY_MB}M",
         f"--time={time_limit_minutes(run)}",
         "--no-requeue",  # a run Slurm ended is interrupted; Resume replays its steps, not the whole run
-        "--export=ALL",  # the launching process's settings: DATABASE_URL, REDIS_URL, ...
+        # Named variables only: with ALL, every key of the web or worker process would sit in Slurm's records.
+        "--export=" + ",".join(job_environment(run)[0]),
         f"--chdir={ROOT}",
         f"--output={output_dir() / '%j.out'}",
     ]
@@ -140,6 +195,50 @@ def sbatch_args(run: Run) -> list[str]:
     if settings.SLURM_ACCOUNT:
         args.append(f"--account={settings.SLURM_ACCOUNT}")
     return args
+
+
+def job_environment(run: Run) -> tuple[list[str], dict[str, str]]:
+    """(the variables Slurm exports to the run's job, by name; the secrets its file holds).
+
+    Exported: BASE_ENV and every setting this process read from its environment, that is set and
+    holds no secret. The file: RUN_SECRETS that are set and the one provider key the run loop calls
+    with, that of the agent's endpoint when it names an environment variable. Other secrets stay."""
+    from config.env import READ
+
+    exported, secrets = [], {}
+    for name in sorted(set(BASE_ENV) | READ):
+        if name not in os.environ:
+            continue
+        if name in RUN_SECRETS:
+            secrets[name] = os.environ[name]
+        elif not SECRET_NAME.search(name):
+            exported.append(name)
+    endpoint = run.agent.endpoint
+    if endpoint is not None and endpoint.key_source == endpoint.KeySource.ENV:
+        name = endpoint.key_env_var.strip()
+        if name in os.environ:
+            secrets[name] = os.environ[name]
+    return exported, secrets
+
+
+def secrets_path(run: Run) -> Path:
+    return output_dir() / f"{run.code}.env"
+
+
+def secrets_write(run: Run, secrets: dict[str, str]) -> Path:
+    """The job's secrets as shell assignments, in a file only this user can read (the job runs as
+    this user, on a node sharing VAR_DIR, as its output file does); the job removes it once read."""
+    path = secrets_path(run)
+    path.unlink(missing_ok=True)  # a fresh file, so the mode below is the one it has
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.writelines(f"export {name}={shlex.quote(value)}\n" for name, value in secrets.items())
+    return path
+
+
+def secrets_forget(run: Run) -> None:
+    """The file of a job that will not read it (never started, cancelled, refused)."""
+    secrets_path(run).unlink(missing_ok=True)
 
 
 def output_dir() -> Path:
@@ -155,15 +254,25 @@ def batch_script(run: Run) -> str:
     lines.append('echo "job $SLURM_JOB_ID started on $(hostname) at $(date +%s.%N)"')
     # The node's GPUs for this job are the ones Slurm allocated (its gres), not every GPU of the node.
     lines.append('if [ -n "${SLURM_JOB_GPUS:-}" ]; then export GPU_DEVICES="$SLURM_JOB_GPUS"; fi')
+    # The secrets, read once and removed: without them the run loop would open another database.
+    env_file = shlex.quote(str(secrets_path(run)))
+    lines.append(f"if [ ! -r {env_file} ]; then echo 'the run settings file {env_file} is gone' >&2; exit 1; fi")
+    lines.append(f". {env_file} && rm -f {env_file}")
     lines.append(f"exec {shlex.quote(python)} {shlex.quote(str(ROOT / 'manage.py'))} execute_run {run.pk}")
     return "\n".join(lines) + "\n"
 
 
 def job_submit(run: Run) -> str:
     """Submit the run's job; its id (saved on the run), or SlurmError in sbatch's words."""
-    out = _slurm(sbatch_args(run), stdin=batch_script(run))
+    secrets_write(run, job_environment(run)[1])
+    try:
+        out = _slurm(sbatch_args(run), stdin=batch_script(run))
+    except SlurmError:
+        secrets_forget(run)
+        raise
     job_id = out.strip().split(";")[0]
     if not job_id.isdigit():
+        secrets_forget(run)
         raise SlurmError(f"sbatch answered {out.strip()!r}, not a job id")
     Run.objects.filter(pk=run.pk).update(slurm_job_id=job_id)
     run.slurm_job_id = job_id
@@ -178,7 +287,8 @@ def job_cancel(job_id: str) -> None:
 # -- state -----------------------------------------------------------------------------------------
 def job_states(job_ids: list[str], *, timeout: float = COMMAND_TIMEOUT) -> dict[str, JobState]:
     """What the controller says of these jobs (ended ones too, for MinJobAge after their end); a job
-    it has forgotten is looked up in accounting (sacct) where that is enabled, else left out."""
+    it has forgotten is looked up in accounting (sacct), and where that is off or does not know the
+    job either, it is `forgotten`, with sacct's words."""
     ids = sorted({job_id for job_id in job_ids if job_id})
     if not ids:
         return {}
@@ -194,17 +304,20 @@ def job_states(job_ids: list[str], *, timeout: float = COMMAND_TIMEOUT) -> dict[
         states[job_id.strip()] = JobState(job_id.strip(), state.strip(), reason.strip(), nodes.strip())
     forgotten = [job_id for job_id in ids if job_id not in states]
     if forgotten:
+        unknown = "it has no record of the job"
         try:
             out = _slurm(
                 ["sacct", "-n", "-X", "-P", "-j", ",".join(forgotten), "-o", "JobID,State,Reason,NodeList"],
                 timeout=timeout,
             )
-        except SlurmError:  # accounting disabled: nothing more to learn
-            out = ""
+        except SlurmError as exc:  # "Slurm accounting storage is disabled": nothing more to learn
+            out, unknown = "", str(exc)
         for line in out.splitlines():
             job_id, state, reason, nodes = (line.split("|") + ["", "", ""])[:4]
             # sacct says "CANCELLED by 0": the state is the first word.
             states[job_id] = JobState(job_id, state.split(" ")[0], reason, nodes)
+        for job_id in forgotten:
+            states.setdefault(job_id, JobState(job_id, "", unknown, "", forgotten=True))
     return states
 
 
@@ -217,7 +330,7 @@ def queued_note(run: Run) -> str:
         state = job_states([run.slurm_job_id], timeout=PAGE_TIMEOUT).get(run.slurm_job_id)
     except SlurmError as exc:
         return f"queued on Slurm (job {run.slurm_job_id}; its state could not be read: {exc})"
-    if state is None:
+    if state is None or state.forgotten:
         return f"queued on Slurm (job {run.slurm_job_id}, no longer known to the controller)"
     if state.state == "PENDING":
         return f"queued on Slurm (job {state.job_id}, reason: {state.reason})"
@@ -264,6 +377,7 @@ def cancel_asked(run: Run) -> None:
     if run.executor != Run.Executor.SLURM or not run.slurm_job_id:
         return
     if run.status == Run.Status.CANCELLED:
+        secrets_forget(run)
         try:
             job_cancel(run.slurm_job_id)
         except SlurmError as exc:
@@ -282,7 +396,7 @@ def slurm_reap() -> list[tuple[Run, str]]:
     """Slurm runs whose job Slurm ended while the run was active: running ones are `interrupted`
     (steps kept), cancelling ones `cancelled`, queued ones `failed` (never started), each with the
     job's state and reason; a cancelling run's job past its grace is scancelled. Returns (run, what)."""
-    from benchmark.runs import queueing
+    from benchmark.runs import heartbeat, queueing
 
     done = []
     cutoff = timezone.now() - queueing.ORPHAN_GRACE
@@ -296,10 +410,17 @@ def slurm_reap() -> list[tuple[Run, str]]:
     if not active:
         return done
     states = job_states([run.slurm_job_id for run in active])
+    forgotten_running = [run.code for run in active if run.status != Run.Status.QUEUED]
+    beating = heartbeat.beating_codes(forgotten_running, progress_connection()) if forgotten_running else set()
     for run in active:
         state = states.get(run.slurm_job_id)
         if state is None:
-            continue  # forgotten and no accounting: the heartbeat reaper decides
+            continue
+        if state.forgotten and str(run.code) in beating:
+            # The controller lost the job but its process still beats (a slurmctld restarted without
+            # its state): the run goes on; when the process stops, this ends it with Slurm's words.
+            log.warning("run %s: %s, but its process is alive", run.code, state.ended_words())
+            continue
         if state.live:
             if run.status == Run.Status.CANCELLING and _cancel_grace_over(run):
                 try:
@@ -344,6 +465,7 @@ def run_job_ended(run: Run, state: JobState) -> str:
         )
         what = "failed" if updated else ""
     if updated:
+        secrets_forget(run)  # a job that never started leaves its file
         run.refresh_from_db()
         progress.run_status_send(run)
     return what

@@ -123,7 +123,8 @@ def published_comparison(task: Task) -> dict[str, Any]:
         values = [v for v in (_computed(metrics, key) for metrics in repeats) if v is not None]
         if len(values) >= 2:
             mean, sd = statistics.fmean(values), statistics.stdev(values)
-            from scipy.stats import t as student_t  # here: the web processes do not load scipy at start
+            # here: scipy.stats takes a second to import, and neither the web processes nor a run's start need it
+            from scipy.stats import t as student_t
 
             quantile = float(student_t.ppf(0.5 + PREDICTION_LEVEL / 2, len(values) - 1))
             tolerance = quantile * sd * math.sqrt(1 + 1 / len(values))

@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from benchmark.models import AgentConfig, ResearchRun, Run, Task
+from tests.sandbox.conftest import podman_ready, podman_user  # noqa: F401 - fixtures
 
 JSON = reverse("overview_json")
 
@@ -109,3 +110,27 @@ def test_it_shows_campaign_progress_cached_verdicts_and_sandbox_health(client_fo
     assert sandbox["backend"] == "docker" and sandbox["engine"] is True  # the suite runs on the real engine
     assert isinstance(sandbox["running"], int) and sandbox["image"] in (True, False)
     assert client_for(reviewer).get(JSON).status_code == 403  # judge figures never reach a reviewer
+
+
+@pytest.mark.podman
+@pytest.mark.docker  # podman's image comes from this node's Docker engine, once
+def test_it_reports_podmans_engine_image_and_running_sandboxes_like_dockers(
+    client_for,
+    admin_user,
+    settings,
+    podman_ready,  # noqa: F811
+):
+    from sandbox import SandboxSpec, open_session
+
+    settings.SANDBOX_BACKEND = "podman"
+    admin = client_for(admin_user)
+    before = admin.get(JSON).json()["sandbox"]
+    assert before["backend"] == "podman" and before["engine"] is True
+    assert before["image"] is True and before["image_tag"] == podman_ready and isinstance(before["running"], int)
+    with open_session(SandboxSpec(), backend="podman"):
+        during = admin.get(JSON).json()["sandbox"]
+    # At least the sandbox just opened (other processes of this machine open podman sandboxes too,
+    # so the count is not compared with the one before).
+    assert isinstance(during["running"], int) and during["running"] >= 1
+    page = admin.get(reverse("home")).content.decode()
+    assert "Podman: runs" in page and f"<code>{podman_ready}</code>: present" in page
