@@ -1,10 +1,44 @@
 // Draws the agreement charts: reads plotly figures ([{id, figure}]) from a JSON script tag and plots
 // each into the element with that id. The downloadable report carries every chart in
-// #agreement-charts; the in-app page carries none: each criterion is a closed <details data-src>
-// whose evidence (tables, chart slots, #agreement-charts-<n>) is fetched when it is opened, and its
-// charts drawn then. Used by the in-app page (with static/vendor/plotly.min.js) and inlined into the HTML report.
+// #agreement-charts and plotly.js inlined before this script; the in-app page carries none: each
+// criterion is a closed <details data-src> whose evidence (tables, chart slots,
+// #agreement-charts-<n>) is fetched when it is opened, and its charts drawn then. plotly.js (4.6 MB)
+// is fetched only then too, once, from the URL in this script's data-plotly attribute (the vendored
+// static file): loaded up front it made the summary page take seconds for charts nobody had opened.
 (function () {
   "use strict";
+  // Read while this script runs: document.currentScript is null once it has.
+  var me = document.currentScript;
+  var plotlyUrl = me && me.dataset ? me.dataset.plotly : "";
+  var plotlyLoading = null;
+
+  // Resolves once Plotly is defined: at once where it is already in the page (the downloaded report,
+  // the per-criterion page), else after the one <script> added for it has loaded. A failed load is
+  // forgotten, so that the next opening tries again.
+  function plotly() {
+    if (typeof Plotly !== "undefined") return Promise.resolve();
+    if (plotlyLoading) return plotlyLoading;
+    if (!plotlyUrl) return Promise.reject(new Error("no chart library on this page"));
+    plotlyLoading = new Promise(function (resolve, reject) {
+      var script = document.createElement("script");
+      script.src = plotlyUrl;
+      script.onload = function () {
+        if (typeof Plotly === "undefined") fail(new Error("the chart library did not define Plotly"));
+        else resolve();
+      };
+      script.onerror = function () {
+        fail(new Error("the chart library could not be loaded from " + plotlyUrl));
+      };
+      function fail(error) {
+        plotlyLoading = null;
+        script.remove();
+        reject(error);
+      }
+      document.head.appendChild(script);
+    });
+    return plotlyLoading;
+  }
+
   function draw(tag) {
     if (!tag || typeof Plotly === "undefined") return;
     JSON.parse(tag.textContent).forEach(function (chart) {
@@ -17,11 +51,30 @@
     });
   }
 
+  // Says what failed at the top of a criterion's evidence box.
+  function say(box, text) {
+    var p = document.createElement("p");
+    p.className = "error";
+    p.setAttribute("role", "alert");
+    p.textContent = text;
+    box.prepend(p);
+  }
+
   // Fetches a criterion's evidence once; resolves when it is in the page and drawn.
   function load(section) {
     if (section._loading) return section._loading;
     var box = section.querySelector(".evidence");
     section.setAttribute("aria-busy", "true");
+    // The chart library downloads beside the fragment rather than after it. Its failure is held
+    // as a value (not a rejection) so that the tables still show, with a note that the charts are missing.
+    var library = plotly().then(
+      function () {
+        return null;
+      },
+      function (error) {
+        return error;
+      }
+    );
     section._loading = fetch(section.dataset.src, {
       headers: { "X-Fragment": "1" },
       credentials: "same-origin",
@@ -36,18 +89,23 @@
       })
       .then(function (html) {
         box.innerHTML = html;
+        return library;
+      })
+      .then(function (failed) {
         section.removeAttribute("aria-busy");
-        draw(box.querySelector('script[type="application/json"]'));
+        if (!failed) {
+          draw(box.querySelector('script[type="application/json"]'));
+          return;
+        }
+        // The evidence is shown; a second opening fetches it again and retries the library.
+        section._loading = null;
+        say(box, "The charts could not be drawn (" + failed.message + ").");
       })
       .catch(function (error) {
         // Say what failed and keep the plain link, so that a second opening tries again.
         section._loading = null;
         section.removeAttribute("aria-busy");
-        var p = document.createElement("p");
-        p.className = "error";
-        p.setAttribute("role", "alert");
-        p.textContent = "The evidence could not be loaded (" + error.message + ").";
-        box.prepend(p);
+        say(box, "The evidence could not be loaded (" + error.message + ").");
       });
     return section._loading;
   }

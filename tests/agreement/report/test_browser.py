@@ -1,5 +1,5 @@
-"""The in-app agreement page in Debian's chromium: a criterion's evidence and charts arrive when it is
-opened, nothing is fetched from outside, and the page fits a phone."""
+"""The in-app agreement page in Debian's chromium: a criterion's evidence and charts (and plotly.js
+itself) arrive when it is opened, nothing is fetched from outside, and the page fits a phone."""
 
 from __future__ import annotations
 
@@ -42,7 +42,9 @@ def test_it_draws_a_criterion_s_charts_when_it_is_opened(live_url, admin_user, m
             page.on("request", lambda r: requests.append(r.url))
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.goto(f"{live_url}/agreement/{campaign.code}/?pairing=mlrbench&bootstrap=100")
+            page.wait_for_load_state("networkidle")
             before = page.evaluate(DRAWN)
+            unopened = [u for u in requests if "plotly" in u]  # the 4.6 MB library waits for a chart
             page.click("#crit-1 > summary")
             # Its four charts have drawn their traces (SVG groups of points or bars), not just empty frames.
             page.wait_for_function(f"{DRAWN} === 4")
@@ -51,6 +53,10 @@ def test_it_draws_a_criterion_s_charts_when_it_is_opened(live_url, admin_user, m
             )
             table = page.is_visible("#crit-1 #evidence-1-2")
             fetched = [u for u in requests if "/criteria/" in u]
+            # A second criterion draws with the library already there: it is fetched once per page.
+            page.click("#crit-2 > summary")
+            page.wait_for_function(f"{DRAWN} === 8")
+            libraries = [u for u in requests if "plotly" in u]
             # Changing a setting recomputes through the form; the sections then fetch under the new settings.
             page.select_option("#id_pairing", "strict")
             page.click("#agreement-settings button[type=submit]")
@@ -65,6 +71,8 @@ def test_it_draws_a_criterion_s_charts_when_it_is_opened(live_url, admin_user, m
     assert before == 0
     assert inside == [f"agreement-chart-1-{k}" for k in range(4)] and table
     assert fetched == [f"{live_url}/agreement/{campaign.code}/criteria/1/?pairing=mlrbench&bootstrap=100"]
+    assert unopened == []
+    assert len(libraries) == 1 and "/static/vendor/plotly.min" in libraries[0]
     assert "pairing=strict" in href and "pairing=strict" in src
     outside = [u for u in requests if not u.startswith(live_url)]
     assert outside == []
@@ -142,3 +150,48 @@ def test_it_fits_a_phone_screen_with_a_criterion_open(live_url, admin_user, monk
     assert errors == []
     assert closed <= 390 and opened <= 390
     assert boxes and set(boxes) == {"auto"}
+
+
+def test_it_shows_the_evidence_and_says_so_when_the_chart_library_fails(live_url, admin_user, monkeypatch) -> None:
+    from playwright.sync_api import sync_playwright
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    call_command("vendor_static", verbosity=0)
+    campaign = make_campaign()
+    session = _session(admin_user)
+    errors: list[str] = []
+    answered: list[int] = []
+
+    def first_fails(route) -> None:  # the first request for plotly.js fails, later ones reach the server
+        if not answered:
+            answered.append(404)
+            route.fulfill(status=404, body="gone")
+        else:
+            answered.append(200)
+            route.continue_()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context()
+            context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": live_url}])
+            page = context.new_page()
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.route("**/vendor/plotly.min*.js", first_fails)
+            page.goto(f"{live_url}/agreement/{campaign.code}/?bootstrap=0")
+            page.click("#crit-0 > summary")
+            page.wait_for_selector("#crit-0 .evidence p.error[role=alert]")
+            alert = page.inner_text("#crit-0 .evidence p.error")
+            table = page.is_visible("#crit-0 #evidence-0-2")
+            drawn = page.evaluate(DRAWN)
+            # Closing and opening it again tries the library again and draws.
+            page.click("#crit-0 > summary")
+            page.click("#crit-0 > summary")
+            page.wait_for_function(f"{DRAWN} === 4")
+            cleared = page.locator("#crit-0 .evidence p.error").count()
+        finally:
+            browser.close()
+    assert errors == []
+    assert alert.startswith("The charts could not be drawn (the chart library could not be loaded from /static/")
+    assert table and drawn == 0
+    assert answered == [404, 200] and cleared == 0
