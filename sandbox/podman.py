@@ -343,23 +343,6 @@ def ensure_image(tag: str, *, log: Callable[[str], None] = lambda line: None) ->
             raise SandboxError(f"loading {tag} into podman did not produce the image")
         log(f"image {tag} in podman's store after {time.monotonic() - started:.1f}s")
     return tag
-    conf.cache_dir().mkdir(parents=True, exist_ok=True)
-    with (conf.cache_dir() / ".podman-lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one load per node; the others wait and then find it
-        if image_exists(tag):
-            return tag
-        started = time.monotonic()
-        if not load_from_docker(tag, log):
-            from sandbox.image import podman_import
-            from sandbox.recipe import default_tag
-
-            if tag != default_tag():  # a task's variant or an image of the admin's: only a load can bring it
-                raise SandboxError(f"no Docker engine on this node holds {tag}, and podman builds only {default_tag()}")
-            podman_import(tag, log=log)
-        if not image_exists(tag):
-            raise SandboxError(f"loading {tag} into podman did not produce the image")
-        log(f"image {tag} in podman's store after {time.monotonic() - started:.1f}s")
-    return tag
 
 
 # -- sessions -----------------------------------------------------------------------------------------
