@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchmark.models import AgentConfig, Run, Step
-from benchmark.runs import progress
+from benchmark.runs import services
 
 # A fork replays finished work: an active run has no settled steps, an imported one no sandbox
 # history Referee can re-execute (MLGym's tasks may not even be runnable here).
@@ -34,31 +34,11 @@ def fork_refusal(run: Run, step_index: int | None = None) -> str:
     return ""
 
 
-def steps_copy(*, parent: Run, fork: Run, upto: int) -> int:
-    """Copy the parent's steps 1..upto into `fork` (inside the launch's transaction); their count."""
-    copied = 0
-    for step in Step.objects.filter(run=parent, index__lte=upto).order_by("index").iterator(chunk_size=200):
-        progress.step_append(
-            run=fork,
-            thought=step.thought,
-            action=step.action,
-            observation=step.observation,
-            raw_response=step.raw_response,
-            state={**(step.state or {}), "forked_from": {"run": str(parent.code), "index": step.index}},
-            execution_time=step.execution_time if step.execution_time is not None else 0.0,
-            publish=False,  # nobody watches a run that is not committed yet
-        )
-        copied += 1
-    return copied
-
-
 def run_fork(
     *, run: Run, step_index: int, agent: AgentConfig, owner: Any, limits: Any, title: str = "", note: str = ""
 ) -> Run:
     """Launch the fork of `run` at `step_index` with `agent`; ValueError if it cannot be forked there,
     services.LaunchError if the queue does not answer (nothing is created then)."""
-    from benchmark.runs import services
-
     refusal = fork_refusal(run, step_index)
     if refusal:
         raise ValueError(refusal)

@@ -16,23 +16,20 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
 from benchmark.models import Run
-from benchmark.runs import gpus, progress
+from benchmark.runs import gpus, slurm
+from benchmark.runs.queue_state import ORPHAN_GRACE, queued_since, run_not_queued
 
 log = logging.getLogger(__name__)
 
 # The job, by its dotted path: benchmark.runs.jobs imports the services, not the other way round.
 EXECUTE_JOB = "benchmark.runs.jobs.execute_run"
 JOB_TIMEOUT = 6 * 3600
-NOT_QUEUED = "not_queued"  # exit status of a run whose job could not be put on the queue
-# A queued run's job is looked for only after this long: the enqueue follows the commit.
-ORPHAN_GRACE = timedelta(seconds=60)
 # RQ job states in which the job will still claim the run.
 PENDING_STATES = {"queued", "started", "deferred", "scheduled"}
 
@@ -82,8 +79,6 @@ def enqueue_after_commit(
     """After the commit, enqueue each run's assigned job. A run whose enqueue fails goes to
     `on_failure(run, reason)` (default: marked failed, not queued) and into `failed`, so that the
     caller can say so."""
-    from benchmark.runs import slurm
-
     jobs = []
     for run in runs:
         queue = gpus.queue_name(run.task)
@@ -112,20 +107,6 @@ def enqueue_after_commit(
     transaction.on_commit(enqueue)
 
 
-def run_not_queued(run: Run, *, reason: str) -> bool:
-    """Mark a queued run failed because its job is not on the queue; its page says why."""
-    updated = Run.objects.filter(pk=run.pk, status=Run.Status.QUEUED).update(
-        status=Run.Status.FAILED,
-        exit_status=NOT_QUEUED,
-        error=f"Not started: {reason}. Launch it again.",
-        finished_at=timezone.now(),
-    )
-    if updated:
-        run.refresh_from_db()
-        progress.run_status_send(run)
-    return bool(updated)
-
-
 def _job_pending(job_id: str | None, connection: Any) -> bool:
     from rq.exceptions import NoSuchJobError
     from rq.job import Job
@@ -137,13 +118,6 @@ def _job_pending(job_id: str | None, connection: Any) -> bool:
     except NoSuchJobError:
         return False
     return str(getattr(status, "value", status)) in PENDING_STATES
-
-
-def queued_since(run: Run) -> datetime:
-    try:
-        return datetime.fromisoformat(run.params["queued_at"])
-    except (KeyError, TypeError, ValueError):
-        return run.created_at
 
 
 def orphans_sweep() -> list[tuple[Run, str]]:

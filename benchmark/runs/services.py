@@ -23,14 +23,14 @@ from benchmark.agent.loop import Cancelled, Decision, ExitStatus, Outcome, Usage
 from benchmark.agent.policies import LLMPolicy, ModelSettings, baseline_policy, replay_policy
 from benchmark.agent.prompt import TASK_TEMPLATE, system_message
 from benchmark.models import AgentConfig, Run, RunGroup, RunShare, Score, Step, Task
-from benchmark.runs import attempts, forks, gpus, heartbeat, progress, provenance, queueing, slurm
+from benchmark.runs import attempts, fork_steps, gpus, heartbeat, progress, provenance, queueing, slurm
 from benchmark.runs.resume import committed_steps, policy_restore, prior_usage, workspace_replay
+from benchmark.runs.timeouts import command_timeout_of
 from config.db import reconnecting
 from sandbox.conf import host_id
 
 log = logging.getLogger(__name__)
 
-DEFAULT_COMMAND_TIMEOUT = 1800
 DEFAULT_MAX_TOKENS = 4096
 
 
@@ -102,7 +102,7 @@ def run_launch(
                     params={**limits.as_params(), "repetition": repetition},
                 )
                 if fork_of is not None:  # its first steps are the parent's (benchmark.runs.forks)
-                    forks.steps_copy(parent=fork_of, fork=run, upto=fork_step or 0)
+                    fork_steps.steps_copy(parent=fork_of, fork=run, upto=fork_step or 0)
                 runs.append(run)
         queueing.enqueue_after_commit(runs, failed=failed)
     if failed:  # Redis went away between the check and the commit, or sbatch refused: their pages say so
@@ -294,12 +294,6 @@ def run_preflight(*, run: Run) -> tuple[Any, str]:
     if not result.ok:
         raise PreflightError(result.message)
     return connection, name
-
-
-def command_timeout_of(run: Run) -> int:
-    """The launch's command timeout, else the task's own (MLGym's `training_timeout`), else 1800 s."""
-    launched = run.params.get("command_timeout")
-    return int(launched or (run.task.config or {}).get("training_timeout") or DEFAULT_COMMAND_TIMEOUT)
 
 
 def _params_update(run: Run, **values: Any) -> None:

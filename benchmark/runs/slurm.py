@@ -34,6 +34,8 @@ from django.utils import timezone
 
 from benchmark.models import Run
 from benchmark.runs import gpus, progress
+from benchmark.runs.queue_state import ORPHAN_GRACE, queued_since, run_not_queued
+from benchmark.runs.timeouts import command_timeout_of
 
 log = logging.getLogger(__name__)
 
@@ -163,8 +165,6 @@ def _slurm(
 # -- submit ----------------------------------------------------------------------------------------
 def time_limit_minutes(run: Run) -> int:
     """Setup plus, per step, the command timeout and a model call; capped by SLURM_TIME_LIMIT_MAX."""
-    from benchmark.runs.services import command_timeout_of
-
     max_steps = int(run.params.get("max_steps", run.agent.max_steps))
     estimate = SETUP_SECONDS + max_steps * (command_timeout_of(run) + MODEL_SECONDS)
     return max(1, math.ceil(min(estimate, settings.SLURM_TIME_LIMIT_MAX) / 60))
@@ -396,13 +396,13 @@ def slurm_reap() -> list[tuple[Run, str]]:
     """Slurm runs whose job Slurm ended while the run was active: running ones are `interrupted`
     (steps kept), cancelling ones `cancelled`, queued ones `failed` (never started), each with the
     job's state and reason; a cancelling run's job past its grace is scancelled. Returns (run, what)."""
-    from benchmark.runs import heartbeat, queueing
+    from benchmark.runs import heartbeat
 
     done = []
-    cutoff = timezone.now() - queueing.ORPHAN_GRACE
+    cutoff = timezone.now() - ORPHAN_GRACE
     for run in Run.objects.filter(executor=Run.Executor.SLURM, status=Run.Status.QUEUED, slurm_job_id=""):
         # Committed, but the launching process died before sbatch answered: no job will claim it.
-        if queueing.queued_since(run) < cutoff and queueing.run_not_queued(
+        if queued_since(run) < cutoff and run_not_queued(
             run, reason="its launch ended before sbatch gave it a Slurm job"
         ):
             done.append((run, "failed"))

@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from benchmark.models import Task
+from benchmark.tasks.resources import task_image, task_requirements
 from benchmark.tasks.spec import content_hash, task_files
 from sandbox import SandboxError, SandboxSpec, Session
 from sandbox.evaluation import Submission
@@ -88,21 +89,8 @@ def task_folder(task: Task) -> Path:
     return folder
 
 
-def task_image(task: Task) -> str | None:
-    """The task's image variant (sandbox.variants), or None for the plain sandbox image."""
-    from benchmark.tasks.resources import task_requirements
-
-    requirements = task_requirements(task)
-    if not requirements:
-        return None
-    from sandbox.variants import variant_tag
-
-    return variant_tag(requirements)
-
-
 def task_image_ensure(task: Task, *, log: Callable[[str], None] = lambda line: None) -> str | None:
     """The task's image variant, built first if it is missing; refused on a backend without images."""
-    from benchmark.tasks.resources import task_requirements
     from sandbox import conf as sandbox_conf
 
     requirements = task_requirements(task)

@@ -23,6 +23,7 @@ from django.conf import settings
 
 from benchmark.models import Task
 from benchmark.tasks.mlgym import ANSWER_NAMES, MODEL_WRAPPER, mlgym_task_load
+from benchmark.tasks.resources import task_image
 from benchmark.tasks.spec import task_files
 from sandbox import SandboxError, SandboxSpec, open_session
 from sandbox.base import Mount
@@ -118,8 +119,6 @@ def _hub_copy(*, task: Task, data_path: str, copy: dict, workspace: Path, hidden
     workspace before evaluate.py runs), and for the agent at <org>/<name>/ with the scored split's labels
     set to -1. Reading Arrow/Parquet takes pyarrow, which the task's image has and the worker has not:
     mlgym_compat/hub_split.py does it in a sandbox without network. Returns the workspace's files."""
-    from benchmark.tasks.evaluation import task_image
-
     folder, layout, split = Path(copy["folder"]), copy["layout"], copy["scoring_split"]
     agent_dir, evaluator_dir = workspace / data_path, hidden / data_path
     scored = set(copy["splits"][split])

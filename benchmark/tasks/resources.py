@@ -76,3 +76,14 @@ def task_requirements(task: Task) -> list[str]:
     (COMPAT_CAPS)."""
     lines = [str(line) for line in (task.config or {}).get("requirements", [])]
     return _capped(lines if task_gpus(task) else [_without_cuda_extras(line) for line in lines])
+
+
+def task_image(task: Task) -> str | None:
+    """The task's image variant (sandbox.variants), or None for the plain sandbox image. Here, below
+    benchmark.tasks.evaluation and benchmark.tasks.mlgym_build, which both start sandboxes in it."""
+    requirements = task_requirements(task)
+    if not requirements:
+        return None
+    from sandbox.variants import variant_tag
+
+    return variant_tag(requirements)

@@ -10,9 +10,8 @@ import pytest
 
 from benchmark.models import Run
 from benchmark.runs.services import run_execute
-from benchmark.tasks.evaluation import task_image
 from benchmark.tasks.loader import BUILTIN_DIR, task_sync
-from benchmark.tasks.resources import task_requirements
+from benchmark.tasks.resources import task_image, task_requirements
 from benchmark.tasks.spec import TaskFormatError
 from sandbox import SandboxSpec, conf, open_session
 from sandbox.variants import REQUIREMENTS_LABEL, requirement_lines, variant_build, variant_tag

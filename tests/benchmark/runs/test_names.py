@@ -68,7 +68,7 @@ def test_a_name_too_long_is_refused_with_the_field_named(researcher, client_for,
 
 
 def test_a_run_takes_the_tasks_training_timeout_unless_the_launch_sets_one(researcher, client_for, redis_client):
-    from benchmark.runs.services import DEFAULT_COMMAND_TIMEOUT, command_timeout_of
+    from benchmark.runs.timeouts import DEFAULT_COMMAND_TIMEOUT, command_timeout_of
 
     task = builtin_task("prisoners_dilemma")
     task.config = {**task.config, "training_timeout": 3600}

@@ -16,7 +16,7 @@ from django.db.models.signals import post_save
 from django.utils import timezone
 
 from benchmark.models import Run
-from benchmark.runs import heartbeat, queueing
+from benchmark.runs import heartbeat, queue_state
 from benchmark.runs.services import run_launch
 from tests.benchmark.runs_support import agent, builtin_task, make_run
 from tests.redis_plugin import session_redis_kill
@@ -66,7 +66,7 @@ def test_it_marks_runs_whose_enqueue_failed_after_the_commit_as_not_queued(resea
     rows = list(Run.objects.values_list("status", "exit_status", "error"))
     assert len(rows) == 2
     for status, exit_status, error in rows:
-        assert (status, exit_status) == (Run.Status.FAILED, queueing.NOT_QUEUED)
+        assert (status, exit_status) == (Run.Status.FAILED, queue_state.NOT_QUEUED)
         assert error.startswith("Not started: the job queue (Redis) did not take its job")
 
 
@@ -77,7 +77,7 @@ def test_it_requeues_a_queued_run_whose_job_is_gone_once_then_fails_it(researche
     assert queue.fetch_job(first_job) is not None
     # Young, or with its job on the queue: left alone.
     call_command("reap_runs", stdout=StringIO())
-    old = (timezone.now() - 2 * queueing.ORPHAN_GRACE).isoformat()
+    old = (timezone.now() - 2 * queue_state.ORPHAN_GRACE).isoformat()
     Run.objects.filter(pk=run.pk).update(params={**run.params, "queued_at": old})
     call_command("reap_runs", stdout=StringIO())
     run.refresh_from_db()
@@ -97,7 +97,7 @@ def test_it_requeues_a_queued_run_whose_job_is_gone_once_then_fails_it(researche
     Run.objects.filter(pk=run.pk).update(params={**run.params, "queued_at": old})
     call_command("reap_runs", stdout=StringIO())
     run.refresh_from_db()
-    assert (run.status, run.exit_status) == (Run.Status.FAILED, queueing.NOT_QUEUED)
+    assert (run.status, run.exit_status) == (Run.Status.FAILED, queue_state.NOT_QUEUED)
     assert "lost from the queue again" in run.error
     queue.empty()
 
