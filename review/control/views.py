@@ -105,13 +105,17 @@ def report_resolve_view(request: HttpRequest, code: str, report_id: int) -> Http
     except ReportRefused as exc:
         messages.error(request, f"Not changed: {exc}.")
     else:
+        # Named by the item's code, as the problem-report table names it (the assignment's code is the reviewer's).
         if decision == "dismiss":
-            messages.success(request, f"Report on {report.assignment.code} dismissed.")
+            messages.success(request, f"Report on item {report.assignment.item.code} dismissed.")
         elif returned:
-            messages.success(request, f"Report on {report.assignment.code} accepted: its slot was given back.")
+            messages.success(
+                request, f"Report on item {report.assignment.item.code} accepted: its slot was given back."
+            )
         else:
             messages.success(
-                request, f"Report on {report.assignment.code} accepted (the review was submitted: the slot stays)."
+                request,
+                f"Report on item {report.assignment.item.code} accepted (the review was submitted: the slot stays).",
             )
     return redirect("review:campaign_detail", campaign.code)
 

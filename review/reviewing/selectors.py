@@ -14,7 +14,7 @@ from review.models import Assignment, Campaign, Review
 
 VISIBLE = (Campaign.Status.OPEN, Campaign.Status.CLOSED)  # a draft campaign's items are nobody's yet
 # The item page shows the paper (or the run's steps) under the campaign's rubric.
-PAGE_RELATED = ("campaign__rubric", "item__artifact__research_run", "item__run__agent")
+PAGE_RELATED = ("campaign__rubric", "item__artifact__research_run", "item__run__agent", "item__run__task")
 # The autosave reads the assignment, its campaign's status and rubric, the item's keys: not the
 # paper, its stored render nor the run (half the cost of the request at 100 reviewers, issue 16).
 SAVE_RELATED = ("campaign__rubric", "item")

@@ -26,6 +26,7 @@ from accounts.roles import REVIEWER, is_researcher, role_required
 from benchmark.models import Artifact
 from review.assignment.eligibility import campaign_agent_run_ids, campaign_run_ids, identifying_reason
 from review.blinding import blinded, scrubbing
+from review.blinding.blinded import TITLE_PREFIX
 from review.blinding.responses import file_response
 from review.control.reports import ReportRefused, report_problem
 from review.control.services import last_closes
@@ -73,6 +74,15 @@ def _my_assignment(request: HttpRequest, code: str, *, page: bool = True) -> Ass
     return assignment
 
 
+def _blinded_title(item, *, text_head: str | None, task_title: str | None) -> str:  # item: CampaignItem
+    """The title the reviewer's queue shows for `item`, system names scrubbed; the item page uses it
+    too, so that the reviewer meets one name for one item (never the model, never a bare code)."""
+    names = scrubbing.item_system_names(item)
+    if item.run_id:  # a trajectory: the task is shared by every system's run, so it is no tell
+        return "Agent trajectory: " + scrubbing.scrub(task_title or "", names)
+    return blinded.item_title(text_head or "", names) or "Untitled item"
+
+
 @require_GET
 @role_required(REVIEWER)
 def queue(request: HttpRequest) -> HttpResponse:
@@ -82,11 +92,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     campaigns: dict[int, dict] = {}
     for a in assignments:
         a.item.campaign = a.campaign  # the names to scrub are the campaign's
-        names = scrubbing.item_system_names(a.item)
-        if a.item.run_id:  # a trajectory: the task is shared by every system's run, so it is no tell
-            a.title = "Agent trajectory: " + scrubbing.scrub(a.task_title or "", names)
-        else:
-            a.title = blinded.item_title(a.text_head, names) or "Untitled item"
+        a.title = _blinded_title(a.item, text_head=a.text_head, task_title=a.task_title)
         group = campaigns.setdefault(a.campaign_id, {"campaign": a.campaign, "todo": [], "done": []})
         group["done" if a.status == Assignment.Status.SUBMITTED else "todo"].append(a)
     groups = list(campaigns.values())
@@ -130,6 +136,13 @@ def item(request: HttpRequest, code: str) -> HttpResponse:
         return submit(request, code)
     form = ReviewForm(rubric=campaign.rubric, initial=ReviewForm.initial_from(review))
     return _render_item(request, assignment, review, form, locked)
+
+
+def _item_page_title(assignment: Assignment) -> str:
+    item = assignment.item
+    if item.run_id:
+        return _blinded_title(item, text_head=None, task_title=item.run.task.title)
+    return _blinded_title(item, text_head=item.artifact.content[:TITLE_PREFIX], task_title=None)
 
 
 def _render_item(
@@ -188,6 +201,7 @@ def _render_item(
         "report_reasons": ItemReport.Reason.choices,
         "report_note_max": ItemReport.NOTE_MAX,
         "assignment": assignment,
+        "item_title": _item_page_title(assignment),
         "campaign": campaign,
         "instructions": campaign.rubric.instructions,
         "paper_html": paper_html,

@@ -276,6 +276,9 @@ def test_it_shows_open_reports_and_accepts_or_dismisses_them(client_for, admin_u
         reverse("review:report_resolve", args=[campaign.code, accept.pk]), {"decision": "accept"}, follow=True
     )
     assert b"accepted: its slot was given back" in r.content and b"Problem reports (0 open)" in r.content
+    # The confirmation names the item as the report table did (its item code), not the reviewer's assignment code.
+    assert f"Report on item {first.item.code} accepted".encode() in r.content and first.item.code in page
+    assert first.code.encode() not in r.content
     accept.refresh_from_db()
     first.refresh_from_db()
     assert accept.status == ItemReport.Status.ACCEPTED and accept.resolved_by == admin_user
@@ -291,7 +294,10 @@ def test_it_shows_open_reports_and_accepts_or_dismisses_them(client_for, admin_u
     assert b"Not changed: report" in r.content and b"already accepted" in r.content
     assert rest, "the balanced plan gives remy two of the three items"
     dismiss = report_problem(assignment=rest[0], reason="other", note="")
-    admin.post(reverse("review:report_resolve", args=[campaign.code, dismiss.pk]), {"decision": "dismiss"})
+    r = admin.post(
+        reverse("review:report_resolve", args=[campaign.code, dismiss.pk]), {"decision": "dismiss"}, follow=True
+    )
+    assert f"Report on item {rest[0].item.code} dismissed.".encode() in r.content
     dismiss.refresh_from_db()
     rest[0].refresh_from_db()
     assert dismiss.status == ItemReport.Status.DISMISSED and rest[0].status == Assignment.Status.ASSIGNED

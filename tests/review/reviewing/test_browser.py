@@ -41,7 +41,7 @@ def test_it_scores_reloads_to_the_draft_and_submits(live_url, browser, reviewer,
     _login(page, live_url, reviewer)
     page.click(f"a.queue-title[href='/review/a/{world['mine'].code}/']")
     page.wait_for_selector("#review-form", state="attached")
-    assert page.title().startswith(f"Item {world['mine'].code}")
+    assert page.title() == page.inner_text("#item-title") + " · Referee" and world["mine"].code not in page.title()
     page.locator(".paper img").scroll_into_view_if_needed()  # lazy-loaded
     page.wait_for_function(
         "(() => { const i = document.querySelector('.paper img'); return i.complete && i.naturalWidth > 0; })()"

@@ -57,6 +57,21 @@ def test_it_lists_blinded_titles_progress_deadline_and_the_next_item(client_for,
     assert reverse("review:item", args=[first.code]) not in nxt
 
 
+def test_it_titles_the_item_page_as_the_queue_does_never_by_model_or_bare_code(client_for, reviewer, world) -> None:
+    c = client_for(reviewer)
+    queue = c.get(reverse("review:queue")).content.decode()
+    headings = set()
+    for a in world["mine"]:
+        html = c.get(reverse("review:item", args=[a.code])).content.decode()
+        title = re.search(r"<title>(.*?)</title>", html, re.S).group(1).strip()
+        heading = re.search(r'<h1 id="item-title">(.*?)</h1>', html, re.S).group(1).strip()
+        assert title == f"{heading} · Referee" and heading != a.code and not heading.startswith("Item ")
+        assert f">{heading}</a>" in queue  # the same name as in the reviewer's queue
+        assert not re.search(r"(?i)claude|gemini", title)
+        headings.add(heading)
+    assert headings == {"[system] agents and [system] for search", "Sparse probes for [system] models", "Untitled item"}
+
+
 def test_it_shows_a_reviewer_only_their_own_queue(client_for, reviewer, world) -> None:
     html = client_for(world["other"]).get(reverse("review:queue")).content.decode()
     for mine in world["mine"]:
