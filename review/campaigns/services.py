@@ -8,7 +8,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count, Q
 
-from accounts.models import Profile
+from accounts.models import Invitation, Profile
 from benchmark.models import Artifact, Run
 from judge.models import Rubric
 from review.assignment.eligibility import campaign_agent_run_ids, campaign_run_ids, identifying_members
@@ -178,6 +178,13 @@ def campaign_progress(*, campaign: Campaign) -> dict[str, Any]:
                     reviewer__review_assignments__status=S.SUBMITTED,
                 ),
             ),
+            open_count=Count(
+                "reviewer__review_assignments",
+                filter=Q(
+                    reviewer__review_assignments__campaign=campaign,
+                    reviewer__review_assignments__status__in=Assignment.OPEN,
+                ),
+            ),
         )
         .order_by("reviewer__username")
     )
@@ -197,6 +204,9 @@ def campaign_progress(*, campaign: Campaign) -> dict[str, Any]:
     )
     for member in members:
         member.refused = refused.get(member.reviewer_id, "")
+        # Revoked before it was used: the invitee can never sign in, so their open items wait on nobody
+        # until an admin reassigns them (the page says so instead of "Active: yes").
+        member.revoked = member.invitation is not None and member.invitation.state() == Invitation.State.REVOKED
     return {
         "k": k,
         "items": item_rows,

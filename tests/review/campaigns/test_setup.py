@@ -176,6 +176,42 @@ def test_it_resends_and_revokes_from_the_invitations_page(client_for, admin_user
     assert r["Location"] == reverse("review:invitations")  # never redirected off-site
 
 
+def test_it_shows_a_revoked_invitee_as_revoked_with_their_open_items_to_reassign(
+    client_for, admin_user, empty_campaign
+) -> None:
+    c = client_for(admin_user)
+    for name in ("kim", "lou", "max"):
+        empty_campaign.members.create(reviewer=make_reviewer(name))
+    c.post(reverse("review:campaign_members_invite", args=[empty_campaign.code]), {"emails": "di@uni.edu", "days": "5"})
+    campaign_assign(campaign=empty_campaign)
+    invited = Invitation.objects.get(email="di@uni.edu")
+    member = empty_campaign.members.get(invitation=invited)
+    held = Assignment.objects.filter(campaign=empty_campaign, reviewer=member.reviewer, status__in=Assignment.OPEN)
+    assert held.count() >= 1, "the invitee got items before the revocation"
+    url = reverse("review:campaign_detail", args=[empty_campaign.code])
+
+    def row(html: str) -> str:
+        table = html.split('id="reviewer-load"', 1)[1].split("</table>", 1)[0]
+        return next(r for r in table.split("<tr>") if member.reviewer.get_username() in r)
+
+    assert "revoked" not in row(c.get(url).content.decode())  # pending: nothing to flag yet
+    c.post(reverse("review:invitation_revoke", args=[invited.code]), {"campaign": str(empty_campaign.code)})
+    html = c.get(url).content.decode()
+    mine = row(html)
+    assert "invitation revoked" in mine and "<td>yes</td>" not in mine
+    link = re.search(r'<a class="nowrap revoked-open" href="([^"]+)">(\d+) open: reassign</a>', mine)
+    assert link and int(link.group(2)) == held.count()
+    # The link opens the open assignments filtered to this reviewer, each with the reassign form.
+    page = c.get(url + link.group(1).replace("&amp;", "&")).content.decode()
+    table = page.split('id="open-assignments"', 1)[1].split("</table>", 1)[0]
+    for a in held:
+        assert a.code in table and reverse("review:assignment_reassign", args=[empty_campaign.code, a.code]) in table
+    # Once their items are submitted or moved on, the count goes and the badge stays.
+    held.update(status=Assignment.Status.RETURNED)
+    mine = row(c.get(url).content.decode())
+    assert "invitation revoked" in mine and "open: reassign" not in mine
+
+
 @pytest.fixture
 def busy() -> dict:
     reviewers = [make_reviewer(f"b{i:02d}") for i in range(6)]
