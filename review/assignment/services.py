@@ -55,6 +55,15 @@ def tag_set(values: Any) -> set[str]:
     return {str(v).strip().lower() for v in (values or []) if str(v).strip()}
 
 
+REVOKED_REASON = "their invitation was revoked before they accepted it"
+
+
+def _invitation_revoked(member: CampaignReviewer) -> bool:
+    """Invited from this campaign and revoked before use (accounts' invitation_revoke)."""
+    invitation = member.invitation if member.invitation_id else None
+    return invitation is not None and invitation.revoked_at is not None and invitation.used_at is None
+
+
 def _plan(campaign: Campaign) -> tuple[list[Assignment], dict[str, int], dict[str, str]]:
     """Greedy balanced plan: most-constrained items first; per slot the least-loaded eligible reviewer,
     expertise overlap breaking ties (so expertise is matched where it costs no balance). Members who
@@ -67,6 +76,8 @@ def _plan(campaign: Campaign) -> tuple[list[Assignment], dict[str, int], dict[st
         {i.artifact.research_run_id for i in items if i.artifact_id},
         {i.run_id for i in items if i.run_id},
     )
+    # An invitee whose invitation was revoked before use will never sign in to review: no new items.
+    blocked.update({m.reviewer_id: REVOKED_REASON for m in members if _invitation_revoked(m)})
     refused = {m.reviewer.get_username(): blocked[m.reviewer_id] for m in members if m.reviewer_id in blocked}
     members = [m for m in members if m.reviewer_id not in blocked]
     taken: set[tuple[int, int]] = set()
@@ -155,8 +166,11 @@ def assignment_reassign(*, assignment: Assignment, to_reviewer: Any) -> Assignme
         if current.status not in Assignment.OPEN:
             raise AssignmentError(f"assignment {current.code} is {current.status}: only open ones move")
         campaign = current.campaign
-        if not campaign.members.filter(reviewer=to_reviewer, active=True).exists():
+        target = campaign.members.filter(reviewer=to_reviewer, active=True).select_related("invitation").first()
+        if target is None:
             raise AssignmentError(f"{to_reviewer} is not an active member of {campaign}")
+        if _invitation_revoked(target):
+            raise AssignmentError(f"{to_reviewer}: {REVOKED_REASON}")
         reason = identifying_reason(to_reviewer, campaign_run_ids(campaign), campaign_agent_run_ids(campaign))
         if reason:
             raise AssignmentError(reason)

@@ -194,11 +194,16 @@ def test_it_shows_a_revoked_invitee_as_revoked_with_their_open_items_to_reassign
         table = html.split('id="reviewer-load"', 1)[1].split("</table>", 1)[0]
         return next(r for r in table.split("<tr>") if member.reviewer.get_username() in r)
 
-    assert "revoked" not in row(c.get(url).content.decode())  # pending: nothing to flag yet
+    pending = row(c.get(url).content.decode())
+    assert "revoked" not in pending and "until " in pending  # pending: nothing to flag yet, its expiry shown
     c.post(reverse("review:invitation_revoke", args=[invited.code]), {"campaign": str(empty_campaign.code)})
     html = c.get(url).content.decode()
     mine = row(html)
     assert "invitation revoked" in mine and "<td>yes</td>" not in mine
+    assert "until " not in mine  # a revoked invitation has no expiry left to show (issue 33: "revoked until ...")
+    again = campaign_assign(campaign=empty_campaign)  # a refill gives the revoked invitee nothing new, and says why
+    assert "invitation was revoked" in again.refused[member.reviewer.get_username()]
+    assert Assignment.objects.filter(campaign=empty_campaign, reviewer=member.reviewer).count() == held.count()
     link = re.search(r'<a class="nowrap revoked-open" href="([^"]+)">(\d+) open: reassign</a>', mine)
     assert link and int(link.group(2)) == held.count()
     # The link opens the open assignments filtered to this reviewer, each with the reassign form.
