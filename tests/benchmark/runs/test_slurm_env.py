@@ -64,6 +64,9 @@ def test_it_keeps_secrets_out_of_slurms_records_and_the_job_gets_only_those_it_n
     assert environ["SECRET_KEY"] == SECRET_KEY and environ["REFEREE_VAR_DIR"] == str(tmp_path)
     assert environ["REDIS_URL"] == os.environ["REDIS_URL"]  # the test session's Redis: a secret too
     assert not set(NOT_NEEDED) & set(environ)
+    # Nor the user's login environment on the node, which slurmd loads (su -) for a name list
+    # without ALL: Slurm marks that with SLURM_GET_USER_ENV, and a login shell sets SHELL and MAIL.
+    assert not {"SLURM_GET_USER_ENV", "SHELL", "MAIL"} & set(environ)
     assert not env_file.exists()  # read once and removed by the job
     db.shell(
         f"from benchmark.models import Run; from benchmark.runs.services import run_cancel; "
@@ -91,4 +94,7 @@ def test_it_hands_a_job_the_key_of_its_agents_endpoint_and_no_other(researcher, 
     assert "JUDGE_MAX_TOKENS" in READ and "JUDGE_MAX_TOKENS" not in secrets  # a number, not a token
     assert "EMAIL_HOST_PASSWORD" in READ and "EMAIL_HOST_PASSWORD" not in {*exported, *secrets}
     assert not {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "SECRET_KEY", "DATABASE_URL", "REDIS_URL"} & set(exported)
-    assert "--export=" + ",".join(exported) in slurm.sbatch_args(run)
+    assert "--export=ALL" in slurm.sbatch_args(run)  # ALL of sbatch's own environment, which is:
+    environment = slurm.sbatch_environment(exported)
+    assert environment["SANDBOX_BACKEND"] == "podman" and set(environment) <= {*exported, "SLURM_CONF"}
+    assert not {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "UNRELATED_VARIABLE", "EMAIL_HOST_PASSWORD"} & set(environment)
