@@ -179,7 +179,7 @@ def _judge(judgment: Judgment) -> Judgment:
     except ConfigurationError as exc:
         return _fail(judgment, f"the judge's endpoint cannot be used: {exc}")
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt.user}]
-    log: list[dict[str, Any]] = []
+    attempts_log: list[dict[str, Any]] = []
     error = ""
     budget = (config.max_tokens if config and config.max_tokens else None) or judge_max_tokens()
     cap = max(judge_max_tokens_cap(), budget)
@@ -196,8 +196,8 @@ def _judge(judgment: Judgment) -> Judgment:
                 max_tokens=budget,
             )
         except LLMError as exc:
-            log.append({"attempt": attempt, "reply": exc.raw, "error": f"{type(exc).__name__}: {exc}"})
-            judgment.attempt_log = log
+            attempts_log.append({"attempt": attempt, "reply": exc.raw, "error": f"{type(exc).__name__}: {exc}"})
+            judgment.attempt_log = attempts_log
             if exc.raw:
                 judgment.raw_reply = exc.raw
             return _fail(judgment, f"model call failed on attempt {attempt}: {type(exc).__name__}: {exc}")
@@ -208,7 +208,7 @@ def _judge(judgment: Judgment) -> Judgment:
             # Not a review, whatever it looks like: ask the same question with room to finish.
             truncated, tried = True, budget
             error = f"{exc} at the {budget}-token budget"
-            log.append({**entry, "error": error, "truncated": True})
+            attempts_log.append({**entry, "error": error, "truncated": True})
             if budget >= cap:
                 break
             budget = min(budget * 2, cap)
@@ -216,16 +216,16 @@ def _judge(judgment: Judgment) -> Judgment:
         except ReplyError as exc:
             truncated = False
             error = str(exc)
-            log.append({**entry, "error": error})
+            attempts_log.append({**entry, "error": error})
             messages = [
                 *messages,
                 {"role": "assistant", "content": completion.text or "(empty)"},
                 {"role": "user", "content": RETRY_MESSAGE.format(error=error)},
             ]
             continue
-        log.append({**entry, "error": ""})
-        return _succeed(judgment, parsed, attempt_log=log)
-    judgment.attempt_log = log
+        attempts_log.append({**entry, "error": ""})
+        return _succeed(judgment, parsed, attempt_log=attempts_log)
+    judgment.attempt_log = attempts_log
     if truncated:
         return _fail(
             judgment,
