@@ -111,3 +111,27 @@ def test_it_loads_agreement_files_only_when_they_are_utf8_csv(tmp_path) -> None:
     out, err = io.StringIO(), io.StringIO()
     with pytest.raises(CommandError, match=r"human.csv:2: file: not UTF-8"):
         call_command("agreement", "--human", str(human), "--llm", str(llm), stdout=out, stderr=err)
+
+
+def test_it_skips_a_row_with_an_empty_key_cell_and_names_a_rubric_dimension_no_column_fills(tmp_path, papers) -> None:
+    path = tmp_path / "reviews.csv"
+    path.write_text(
+        "reviewer_id,model_name,workshop_name,Novelty,Clarity,Soundness,Overall\n"  # no Significance column
+        + "r1,claude,iclr2025_a,7,7,7,7\n"
+        + ",gemini,iclr2025_b,6,6,6,6\n"  # whose review is it? skipped, never stored under an empty name
+        + "r2, ,iclr2025_b,6,6,6,6\n"
+    )
+    out = _import(path)
+    faults = Campaign.objects.get().import_faults
+    kinds = {(f["kind"], f["where"]) for f in faults}
+    assert ("bad_row", "reviews.csv:3") in kinds and ("bad_row", "reviews.csv:4") in kinds
+    assert "bad_row: reviews.csv:3: empty reviewer_id, model_name or workshop_name: row skipped" in out
+    assert {
+        "kind": "missing_column",
+        "where": "reviews.csv",
+        "detail": "no column for rubric dimension Significance",
+    } in faults
+    review = Review.objects.get()  # only r1's; its other dimensions kept, Significance left empty
+    assert review.assignment.reviewer.username == "mlrbench-reviewer-r1"
+    assert review.scores["novelty"]["score"] == 7 and "significance" not in review.scores
+    assert not Assignment.objects.filter(reviewer__username__in=["mlrbench-reviewer-", "mlrbench-reviewer-r2"]).exists()
