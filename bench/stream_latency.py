@@ -84,6 +84,14 @@ def setup() -> tuple[dict[str, str], list]:
     return env, [redis]
 
 
+WS_PROBE = {
+    "Upgrade": "websocket",
+    "Connection": "Upgrade",
+    "Sec-WebSocket-Key": "cmVmZXJlZS1wcm9iZS0wMQ==",
+    "Sec-WebSocket-Version": "13",
+}
+
+
 class Daphnes:
     """`count` daphne processes accepting on one socket bound here, the way `make up` runs them."""
 
@@ -107,7 +115,9 @@ class Daphnes:
                 raise SystemExit("daphne did not start")
             try:
                 conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
-                conn.request("GET", "/healthz")
+                # A websocket handshake without an Origin: the app refuses it (403) quietly. Plain
+                # HTTP would reach a websocket-only app and log a traceback per probe.
+                conn.request("GET", "/ws/runs/00000000-0000-0000-0000-000000000000/", headers=WS_PROBE)
                 conn.getresponse().read()
                 conn.close()
                 return
