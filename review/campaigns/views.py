@@ -214,15 +214,19 @@ OPEN_SORTS = {
 
 
 def _open_assignments(request: HttpRequest, campaign: Campaign) -> dict[str, Any]:
-    """The open assignments, filtered (item code or reviewer text, reviewer, status), sorted and paged;
-    each row with the members it can move to (not its own reviewer, nobody who held the item)."""
+    """The open assignments, filtered (item code or reviewer text, one reviewer exactly, status),
+    sorted and paged; each row with the members it can move to (not its own reviewer, nobody who
+    held the item). `reviewer` is exact: the text filter would show kimberly's items beside kim's."""
     q = (request.GET.get("q") or "").strip()[:100]
+    reviewer = (request.GET.get("reviewer") or "").strip()[:150]
     status = request.GET.get("status") or ""
     sort = request.GET.get("sort") or "activity"
     key = sort.lstrip("-")
     rows = campaign.assignments.filter(status__in=Assignment.OPEN).select_related("reviewer", "item")
     if q:
         rows = rows.filter(Q(item__code__icontains=q) | Q(reviewer__username__icontains=q) | Q(code__icontains=q))
+    if reviewer:
+        rows = rows.filter(reviewer__username=reviewer)
     if status in Assignment.OPEN:
         rows = rows.filter(status=status)
     if key not in OPEN_SORTS:
@@ -240,7 +244,7 @@ def _open_assignments(request: HttpRequest, campaign: Campaign) -> dict[str, Any
     members = list(campaign.members.filter(active=True).select_related("reviewer").order_by("reviewer__username"))
     for a in assignments:
         a.move_to = [m.reviewer for m in members if m.reviewer_id not in held[a.item_id]]
-    params = {"q": q, "status": status, "sort": sort}
+    params = {"q": q, "reviewer": reviewer, "status": status, "sort": sort}
     return {
         "page": page,
         "rows": assignments,

@@ -183,9 +183,12 @@ def test_it_shows_a_revoked_invitee_as_revoked_with_their_open_items_to_reassign
     for name in ("kim", "lou", "max"):
         empty_campaign.members.create(reviewer=make_reviewer(name))
     c.post(reverse("review:campaign_members_invite", args=[empty_campaign.code]), {"emails": "di@uni.edu", "days": "5"})
-    campaign_assign(campaign=empty_campaign)
     invited = Invitation.objects.get(email="di@uni.edu")
     member = empty_campaign.members.get(invitation=invited)
+    # A member whose name holds the invitee's: the link must not show their items too.
+    namesake = make_reviewer(member.reviewer.get_username() + "x")
+    empty_campaign.members.create(reviewer=namesake)
+    campaign_assign(campaign=empty_campaign)
     held = Assignment.objects.filter(campaign=empty_campaign, reviewer=member.reviewer, status__in=Assignment.OPEN)
     assert held.count() >= 1, "the invitee got items before the revocation"
     url = reverse("review:campaign_detail", args=[empty_campaign.code])
@@ -211,6 +214,8 @@ def test_it_shows_a_revoked_invitee_as_revoked_with_their_open_items_to_reassign
     table = page.split('id="open-assignments"', 1)[1].split("</table>", 1)[0]
     for a in held:
         assert a.code in table and reverse("review:assignment_reassign", args=[empty_campaign.code, a.code]) in table
+    theirs = Assignment.objects.filter(campaign=empty_campaign, reviewer=namesake, status__in=Assignment.OPEN)
+    assert theirs.exists() and not any(a.code in table for a in theirs)
     # Once their items are submitted or moved on, the count goes and the badge stays.
     held.update(status=Assignment.Status.RETURNED)
     mine = row(c.get(url).content.decode())
