@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from django.utils import timezone
+from redis.exceptions import RedisError
 
 from benchmark.models import Task
 from benchmark.runs.gpus import GpuUnavailable, gpus_leased
@@ -76,6 +77,10 @@ def baseline_compute(*, task: Task, gpu_wait: float | None = None) -> dict[str, 
         scores["error"] = "; ".join(f"{split}: {scores[split]['error']}" for split in failed)
     except (TaskNotRunnable, SandboxError, GpuUnavailable) as exc:
         scores["error"] = str(exc)
+    except RedisError as exc:  # only a GPU task's baseline needs Redis: its lease's locks live there
+        scores["error"] = (
+            f"the task's GPUs are leased through Redis, which did not answer, so the baseline did not start: {exc}"
+        )
     task.baseline_scores = scores
     task.save(update_fields=["baseline_scores"])
     return scores

@@ -16,6 +16,7 @@ from django.urls import reverse
 from benchmark.runs import gpus
 from benchmark.tasks.baselines import baseline_compute
 from tests.benchmark.runs_support import builtin_task, gpu_task
+from tests.redis_plugin import session_redis_kill, session_redis_owned, session_redis_start
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -82,6 +83,24 @@ def test_a_baseline_does_not_get_a_gpu_another_holds_and_says_so(tmp_path, setti
     assert sandboxes_created(task, since) == []
     with gpus.gpus_leased(1, wait=0):  # free again once the holder let go
         pass
+
+
+@pytest.fixture
+def redis_control():
+    if not session_redis_owned():
+        pytest.skip("REDIS_URL was given: this session does not own a Redis it may kill")
+    yield
+    session_redis_start()  # whatever the test did, the next one finds Redis up
+
+
+def test_it_stores_an_error_when_redis_cannot_lease_the_gpus(tmp_path, settings, redis_control):
+    settings.GPU_DEVICES = "0"
+    task = gpu_task(tmp_path)
+    session_redis_kill()
+    scores = baseline_compute(task=task, gpu_wait=0)
+    assert scores["error"].startswith("the task's GPUs are leased through Redis, which did not answer"), scores
+    task.refresh_from_db()
+    assert task.baseline_scores["error"] == scores["error"] and "test" not in task.baseline_scores
 
 
 def test_compute_baselines_reports_a_gpu_task_on_a_host_without_gpus(tmp_path, settings, capsys, redis_client):
