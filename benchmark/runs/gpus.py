@@ -109,8 +109,11 @@ def _keep(held: list[tuple[Gpu, Any]], stopping: threading.Event) -> None:
 
 
 @contextmanager
-def gpus_leased(count: int, *, wait: float | None = None) -> Iterator[list[Gpu]]:
-    """`count` devices of this host for the caller alone until the block ends; [] for count 0."""
+def gpus_leased(count: int, *, wait: float | None = None, holder: str = "run") -> Iterator[list[Gpu]]:
+    """`count` devices of this host for the caller alone until the block ends; [] for count 0.
+
+    Runs and baselines (benchmark.tasks.baselines) take the same locks; `holder` names the
+    caller in the refusal's words ("the run cannot start here", "the baseline ...")."""
     if count <= 0:
         yield []
         return
@@ -118,15 +121,17 @@ def gpus_leased(count: int, *, wait: float | None = None) -> Iterator[list[Gpu]]
     if len(offered) < count:
         raise GpuUnavailable(
             f"the task needs {count} GPU(s); host {host_id()} offers {len(offered)} "
-            f"(GPU_DEVICES={settings.GPU_DEVICES!r}), so the run cannot start here"
+            f"(GPU_DEVICES={settings.GPU_DEVICES!r}), so the {holder} cannot start here"
         )
     connection = _connection()
-    deadline = time.monotonic() + (settings.GPU_LEASE_WAIT if wait is None else wait)
+    seconds = settings.GPU_LEASE_WAIT if wait is None else wait
+    deadline = time.monotonic() + seconds
     while not (held := _take(connection, offered, count)):
         if time.monotonic() >= deadline:
             raise GpuUnavailable(
                 f"the task needs {count} GPU(s); every one of host {host_id()}'s {len(offered)} was held by "
-                "other runs for the whole wait (GPU_LEASE_WAIT)"
+                f"other runs or baselines for the whole wait ({seconds:g} s"
+                f"{', GPU_LEASE_WAIT' if wait is None else ''}), so the {holder} did not start"
             )
         time.sleep(POLL)
     stopping = threading.Event()

@@ -66,10 +66,18 @@ def environment_record(*, run: Run, environment: dict[str, Any]) -> None:
     Run.objects.filter(pk=run.pk).update(environment=environment)
 
 
+def gpu_hours(*, environment: dict[str, Any], wall_seconds: float) -> float | None:
+    """GPUs x wall time for an environment recorded by run_environment; None for a CPU one."""
+    gpus = (environment or {}).get("gpus")
+    if not gpus:
+        return None
+    return round(gpus["count"] * wall_seconds / 3600, 4)
+
+
 def gpu_hours_record(*, run: Run, wall_seconds: float) -> None:
     """GPUs x wall time, once the run has ended (nothing for a CPU run)."""
-    gpus = (run.environment or {}).get("gpus")
-    if not gpus:
+    hours = gpu_hours(environment=run.environment, wall_seconds=wall_seconds)
+    if hours is None:
         return
-    run.environment = {**run.environment, "gpu_hours": round(gpus["count"] * wall_seconds / 3600, 4)}
+    run.environment = {**run.environment, "gpu_hours": hours}
     Run.objects.filter(pk=run.pk).update(environment=run.environment)

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import math
 import statistics
+import time
 from typing import Any
 
 from django.utils import timezone
+from redis.exceptions import RedisError
 
 from benchmark.models import Task
+from benchmark.runs.gpus import GpuUnavailable, gpus_leased
+from benchmark.runs.provenance import gpu_hours, run_environment
 from benchmark.tasks.evaluation import (
     TaskNotRunnable,
     agent_sandbox_spec,
@@ -19,7 +23,8 @@ from benchmark.tasks.evaluation import (
     task_image_ensure,
     workspace_prepare,
 )
-from sandbox import SandboxError, open_session
+from benchmark.tasks.resources import task_gpus
+from sandbox import SandboxError, Session, open_session
 
 # Deterministic evaluations must give the published value up to float noise across library versions.
 REL_TOLERANCE = 1e-6
@@ -39,8 +44,14 @@ def baseline_command(task: Task) -> str:
     return command
 
 
-def baseline_compute(*, task: Task) -> dict[str, Any]:
+def baseline_compute(*, task: Task, gpu_wait: float | None = None) -> dict[str, Any]:
     """Run the baseline in an agent sandbox, score it on dev and test, store it on this version.
+
+    A task that needs GPUs gets them exactly as a run does (benchmark.runs.gpus): leased for the
+    whole baseline, training and evaluation, so that no run or other baseline shares them, waiting
+    up to `gpu_wait` seconds (GPU_LEASE_WAIT by default) for ones that are held; without them the
+    baseline is an error that says why and no sandbox starts. What it ran on (image, hashes, GPUs
+    and GPU-hours) is kept under "environment", as a run keeps it (benchmark.runs.provenance).
 
     A task whose evaluation is Monte-Carlo (MLGym's games) is scored ``monte_carlo_repeats``
     times in all (dev and test count: MLGym scores both on the same games), to measure the spread
@@ -51,33 +62,51 @@ def baseline_compute(*, task: Task) -> dict[str, Any]:
     try:
         command = baseline_command(task)
         task_image_ensure(task)  # the task's image variant, if it has packages of its own
-        with open_session(agent_sandbox_spec(task=task, run_code=f"baseline-{task.code}")) as session:
-            workspace_prepare(task=task, session=session)
-            run = session.run(command, timeout=float(task.config["baseline"]["timeout"]))
-            scores["baseline_output"] = run.output[-4000:]
-            if run.exit_code != 0 or run.timed_out:
-                why = "timed out" if run.timed_out else f"exited with code {run.exit_code}"
-                raise TaskNotRunnable(f"the baseline command {why}:\n{run.output[-2000:]}")
-            for split in ("dev", "test"):
-                result = submission_evaluate(task=task, session=session, split=split)
-                scores[split] = result.as_dict()
-            repeats = int(task.config.get("monte_carlo_repeats") or 1)
-            if repeats > 1 and not scores["dev"]["error"] and not scores["test"]["error"]:
-                runs = [scores["dev"]["metrics"], scores["test"]["metrics"]]
-                while len(runs) < repeats:
-                    result = submission_evaluate(task=task, session=session, split="test")
-                    if not result.ok:
-                        scores["repeats_error"] = result.error
-                        break
-                    runs.append(result.metrics)
-                scores["repeats"] = runs
+        with gpus_leased(task_gpus(task), wait=gpu_wait, holder="baseline") as devices:  # [] for a CPU task
+            leased = time.perf_counter()
+            spec = agent_sandbox_spec(task=task, run_code=f"baseline-{task.code}", gpus=[gpu.id for gpu in devices])
+            try:
+                with open_session(spec) as session:
+                    scores["environment"] = run_environment(task=task, session=session, gpus=devices)
+                    _baseline_score(task=task, session=session, command=command, scores=scores)
+            finally:  # the sandbox is gone: its GPUs' time ends here, whatever happened inside
+                hours = gpu_hours(environment=scores.get("environment", {}), wall_seconds=time.perf_counter() - leased)
+                if hours is not None:
+                    scores["environment"]["gpu_hours"] = hours
         failed = [split for split in ("dev", "test") if scores[split]["error"]]
         scores["error"] = "; ".join(f"{split}: {scores[split]['error']}" for split in failed)
-    except (TaskNotRunnable, SandboxError) as exc:
+    except (TaskNotRunnable, SandboxError, GpuUnavailable) as exc:
         scores["error"] = str(exc)
+    except RedisError as exc:  # only a GPU task's baseline needs Redis: its lease's locks live there
+        scores["error"] = (
+            f"the task's GPUs are leased through Redis, which did not answer, so the baseline did not start: {exc}"
+        )
     task.baseline_scores = scores
     task.save(update_fields=["baseline_scores"])
     return scores
+
+
+def _baseline_score(*, task: Task, session: Session, command: str, scores: dict[str, Any]) -> None:
+    """Run the baseline command in the prepared workspace and score it into `scores`."""
+    workspace_prepare(task=task, session=session)
+    run = session.run(command, timeout=float(task.config["baseline"]["timeout"]))
+    scores["baseline_output"] = run.output[-4000:]
+    if run.exit_code != 0 or run.timed_out:
+        why = "timed out" if run.timed_out else f"exited with code {run.exit_code}"
+        raise TaskNotRunnable(f"the baseline command {why}:\n{run.output[-2000:]}")
+    for split in ("dev", "test"):
+        result = submission_evaluate(task=task, session=session, split=split)
+        scores[split] = result.as_dict()
+    repeats = int(task.config.get("monte_carlo_repeats") or 1)
+    if repeats > 1 and not scores["dev"]["error"] and not scores["test"]["error"]:
+        runs = [scores["dev"]["metrics"], scores["test"]["metrics"]]
+        while len(runs) < repeats:
+            result = submission_evaluate(task=task, session=session, split="test")
+            if not result.ok:
+                scores["repeats_error"] = result.error
+                break
+            runs.append(result.metrics)
+        scores["repeats"] = runs
 
 
 def _computed(metrics: dict[str, Any], key: str) -> float | None:

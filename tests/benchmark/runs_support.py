@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 import uuid
+from pathlib import Path
 from typing import Any
 
 from benchmark.models import AgentConfig, Run, Task
@@ -30,3 +32,14 @@ def make_run(*, owner: Any, task: Task | None = None, agent_config: AgentConfig 
     return Run.objects.create(
         task=task or stub_task(), agent=agent_config or agent(), owner=owner, method="test", **fields
     )
+
+
+def gpu_task(tmp_path: Path, gpus_line: str = "  gpus: 1\n") -> Task:
+    """The built-in Prisoner's Dilemma, as a task that asks for a GPU."""
+    from benchmark.tasks.loader import BUILTIN_DIR, task_sync
+
+    folder = tmp_path / "pd_gpu"
+    shutil.copytree(BUILTIN_DIR / "prisoners_dilemma", folder)
+    yaml = folder / "task.yaml"
+    yaml.write_text(yaml.read_text() + "sandbox:\n  memory_mb: 1024\n" + gpus_line)
+    return task_sync(folder)

@@ -4,9 +4,7 @@ on such a host must show), and what a run records of what it ran on."""
 
 from __future__ import annotations
 
-import shutil
 import time
-from pathlib import Path
 
 import pytest
 from rq import Queue, Worker
@@ -15,11 +13,10 @@ from benchmark.models import Run
 from benchmark.runs import gpus
 from benchmark.runs.provenance import gpu_hours_record
 from benchmark.runs.services import LaunchError, Limits, run_execute, run_launch
-from benchmark.tasks.loader import BUILTIN_DIR, task_sync
 from benchmark.tasks.resources import task_gpus
 from benchmark.tasks.spec import TaskFormatError
 from sandbox import SandboxSpec, SandboxUnavailable, open_session
-from tests.benchmark.runs_support import agent, builtin_task, make_run
+from tests.benchmark.runs_support import agent, builtin_task, gpu_task, make_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,15 +30,6 @@ FORM = {
     "cost_limit": 1,
     "command_timeout": 60,
 }
-
-
-def gpu_task(tmp_path: Path, gpus_line: str = "  gpus: 1\n"):
-    """The built-in Prisoner's Dilemma, as a task that asks for a GPU."""
-    folder = tmp_path / "pd_gpu"
-    shutil.copytree(BUILTIN_DIR / "prisoners_dilemma", folder)
-    yaml = folder / "task.yaml"
-    yaml.write_text(yaml.read_text() + "sandbox:\n  memory_mb: 1024\n" + gpus_line)
-    return task_sync(folder)
 
 
 @pytest.fixture
