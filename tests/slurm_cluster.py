@@ -7,11 +7,16 @@ every child process - the launches' sbatch, the reaper's squeue - talks to this 
 
 The node is `referee-node1` with 8 CPUs and 8 GB configured (config_overrides: a 2-core CI runner
 still runs two runs at once), partition `referee` (default). MinJobAge keeps ended jobs readable by
-squeue for 10 minutes (no accounting daemon here); SlurmdTimeout is 6 s, so a killed slurmd marks
+squeue for 10 minutes (no accounting daemon by default); SlurmdTimeout is 6 s, so a killed slurmd marks
 its node down, and its jobs NODE_FAIL, within seconds. Partition `referee-urgent` has a higher
 PriorityTier: a job there that needs the node preempts (PreemptMode=CANCEL) the jobs of `referee`.
 batch_sched_delay=0: a submitted batch job is scheduled at once, not up to 3 s later (Slurm's
 default; measured here: submit to the job script's start 2.5 s by default, 0.5 s with it).
+
+`start(accounting=True)` adds accounting, for the tests of the reaper's sacct branch only (it costs
+seconds): a private MariaDB (its own data folder, socket and port on 127.0.0.1) and slurmdbd on it,
+both children of this process in the same folder, the cluster registered before slurmctld starts;
+no AccountingStorageEnforce, so jobs need no account or association.
 """
 
 from __future__ import annotations
@@ -117,6 +122,13 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _must(args: list[str]) -> None:
+    """Run a setup command; RuntimeError with its own words if it fails."""
+    done = subprocess.run(args, capture_output=True, text=True, check=False, timeout=60)
+    if done.returncode != 0:
+        raise RuntimeError(f"{args[0]} failed ({done.returncode}): {(done.stdout + done.stderr).strip()[-2000:]}")
+
+
 @dataclass
 class SlurmCluster:
     base: Path
@@ -171,7 +183,7 @@ class SlurmCluster:
         """Wait until `args` succeeds; RuntimeError naming the daemon and its last words if not."""
         deadline = time.monotonic() + timeout
         while True:
-            probe = subprocess.run(args, capture_output=True, text=True, check=False, timeout=timeout)
+            probe = subprocess.run(args, capture_output=True, text=True, check=False, timeout=10)
             if probe.returncode == 0:
                 return
             proc = self.procs[name]
@@ -184,15 +196,10 @@ class SlurmCluster:
         user `slurm`; the port."""
         user = pwd.getpwuid(os.getuid()).pw_name
         data, sock, port = self.base / "mysql", self.base / "mysql.sock", _free_port()
-        install = subprocess.run(
+        _must(
             ["mariadb-install-db", *MARIADB_OPTIONS, f"--datadir={data}", f"--user={user}"]
-            + ["--auth-root-authentication-method=normal", "--skip-test-db"],
-            capture_output=True,
-            text=True,
-            check=False,
+            + ["--auth-root-authentication-method=normal", "--skip-test-db"]
         )
-        if install.returncode != 0:
-            raise RuntimeError(f"mariadb-install-db failed: {install.stdout[-2000:]}{install.stderr[-2000:]}")
         self._daemon(
             "mariadbd",
             ["mariadbd", *MARIADB_OPTIONS, f"--datadir={data}", f"--socket={sock}", f"--port={port}"]
@@ -202,15 +209,12 @@ class SlurmCluster:
         client = ["mariadb", "--no-defaults", "-uroot", f"--socket={sock}", "-e"]
         self._ready("mariadbd", [*client, "SELECT 1"])
         self.db_password = secrets.token_hex(16)
-        subprocess.run(
+        _must(
             [
                 *client,
                 "CREATE DATABASE slurm_acct_db; CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY "
                 f"'{self.db_password}'; GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';",
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
+            ]
         )
         return port
 
@@ -232,7 +236,7 @@ class SlurmCluster:
             handle.write(conf)
         self._daemon("slurmdbd", ["slurmdbd", "-D"])
         self._ready("slurmdbd", ["sacctmgr", "-n", "-P", "show", "cluster"], timeout=60)
-        subprocess.run(["sacctmgr", "-i", "add", "cluster", CLUSTER], capture_output=True, text=True, check=True)
+        _must(["sacctmgr", "-i", "add", "cluster", CLUSTER])
 
     def stop(self) -> None:
         for name in ("slurmd", "slurmctld", "slurmdbd", "mariadbd", "munged"):

@@ -15,7 +15,9 @@ from tests.benchmark.runs.test_slurm import wait_for
 from tests.benchmark.runs.test_slurm_reap import NEVER_KNOWN, slurm_run
 from tests.slurm_cluster import NODE, PARTITION, URGENT, SlurmCluster, missing_binaries, start
 
-pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+# Every test of the module a transactional db test, so that pytest-django's ordering (db tests first,
+# then transactional ones, then the rest) keeps them together: the module's cluster starts once.
+pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +92,6 @@ def on_accounting(settings, accounting_cluster):  # type: ignore[no-untyped-def]
     return accounting_cluster
 
 
-@pytest.mark.django_db(transaction=True)
 def test_it_ends_runs_whose_forgotten_jobs_slurm_ended_with_the_words_of_accounting(
     researcher, on_accounting, ended, redis_client
 ):
