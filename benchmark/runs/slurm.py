@@ -332,7 +332,9 @@ def job_states(job_ids: list[str], *, timeout: float = COMMAND_TIMEOUT) -> dict[
             out, unknown = "", str(exc)
         for line in out.splitlines():
             job_id, state, reason, nodes = (line.split("|") + ["", "", ""])[:4]
-            # sacct says "CANCELLED by 0": the state is the first word.
+            # sacct says "CANCELLED by 0" (the uid that cancelled): the state is the first word; and
+            # "None assigned" for the nodes of a job that never started.
+            nodes = "" if nodes == "None assigned" else nodes
             states[job_id] = JobState(job_id, state.split(" ")[0], reason, nodes)
         for job_id in forgotten:
             states.setdefault(job_id, JobState(job_id, "", unknown, "", forgotten=True))
