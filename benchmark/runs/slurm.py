@@ -325,7 +325,19 @@ def job_states(job_ids: list[str], *, timeout: float = COMMAND_TIMEOUT) -> dict[
         unknown = "it has no record of the job"
         try:
             out = _slurm(
-                ["sacct", "-n", "-X", "-P", "-j", ",".join(forgotten), "-o", "JobID,State,Reason,NodeList"],
+                # --allusers: the reaper's account need not be the one that submitted (a site may
+                # run housekeeping elsewhere); where PrivateData hides others' jobs, sacct says so.
+                [
+                    "sacct",
+                    "-n",
+                    "-X",
+                    "-P",
+                    "--allusers",
+                    "-j",
+                    ",".join(forgotten),
+                    "-o",
+                    "JobID,State,Reason,NodeList",
+                ],
                 timeout=timeout,
             )
         except SlurmError as exc:  # "Slurm accounting storage is disabled": nothing more to learn
