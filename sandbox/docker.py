@@ -305,10 +305,12 @@ def plain_exec(container_id: str, command: list[str]) -> float:
 
 
 # -- used by sandbox/image.py: the Dockerfile build and the manifest label ---------------------------
-def build_from_dockerfile(context: Path, tag: str, *, labels: dict[str, str], log: Any) -> None:
-    """`docker build` of ``context`` (its FROM needs a registry); the build's output goes to ``log``."""
+def build_from_dockerfile(context: Path, tag: str, *, labels: dict[str, str], log: Any, offline: bool = False) -> None:
+    """`docker build` of ``context`` (its FROM needs a registry, unless ``offline``: FROM a local
+    image, no network in the build); the build's output goes to ``log``."""
+    options: dict[str, Any] = {"pull": False, "network_mode": "none"} if offline else {}
     try:
-        _, output = client().images.build(path=str(context), tag=tag, labels=labels, rm=True, forcerm=True)
+        _, output = client().images.build(path=str(context), tag=tag, labels=labels, rm=True, forcerm=True, **options)
     except docker.errors.BuildError as exc:
         lines = "".join(chunk.get("stream", "") for chunk in exc.build_log)[-3000:]
         raise SandboxError(f"docker build of {context} failed: {exc.msg}\n{lines}") from exc

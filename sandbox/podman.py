@@ -337,7 +337,7 @@ def ensure_image(tag: str, *, log: Callable[[str], None] = lambda line: None) ->
             raise SandboxError(
                 f"no Docker engine on this node holds {tag} and podman's store lacks it: run "
                 "`manage.py build_sandbox_image --engine podman` on this node once (it imports the offline "
-                "build of the default image; a task's variant can only be loaded from an engine that holds it)"
+                "build of the default image; a task's variant is built by sandbox.variants before its run starts)"
             )
         if not image_exists(tag):
             raise SandboxError(f"loading {tag} into podman did not produce the image")
@@ -477,9 +477,16 @@ def remove_container(container_id: str) -> bool:
 
 
 # -- used by sandbox/image.py: builds without Docker ----------------------------------------------------
-def build_from_dockerfile(context: Path, tag: str, *, labels: dict[str, str], log: Callable[[str], None]) -> None:
-    """`podman build` of ``context`` (its FROM needs a registry)."""
+def build_from_dockerfile(
+    context: Path, tag: str, *, labels: dict[str, str], log: Callable[[str], None], offline: bool = False
+) -> None:
+    """`podman build` of ``context`` (its FROM needs a registry), as the account sessions run as.
+    ``offline`` (a task's variant, sandbox.variants): FROM an image in podman's store, never pulled,
+    and no network in the build. (Not in the sessions' user namespace: `--userns-uid-map` stores the
+    layer's files under the mapped host uids, and the sessions' own map then cannot open /run.)"""
     args = ["build", "--tag", tag, "--layers=false"]
+    if offline:
+        args += ["--pull=never", "--network=none"]
     for key, value in labels.items():
         args += ["--label", f"{key}={value}"]
     output = _checked(_run(mode(), [*args, str(context)], timeout=3600), f"podman build of {context}")

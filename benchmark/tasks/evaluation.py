@@ -96,10 +96,11 @@ def task_image_ensure(task: Task, *, log: Callable[[str], None] = lambda line: N
     requirements = task_requirements(task)
     if not requirements:
         return None
-    if sandbox_conf.backend_name() != "docker":
+    if sandbox_conf.backend_name() not in ("docker", "podman"):
         raise TaskNotRunnable(
             f"task {task.slug} needs Python packages of its own ({', '.join(requirements)}), which only the "
-            f"Docker backend installs (an image variant); this machine's sandbox backend is {sandbox_conf.backend_name()}"
+            "Docker and Podman backends install (an image variant); this machine's sandbox backend is "
+            f"{sandbox_conf.backend_name()}"
         )
     from sandbox.variants import variant_build
 
