@@ -23,14 +23,14 @@ def builtin_tasks_sync(stdout: TextIO) -> None:
 
 
 def missing_package_reason(error: str, info: dict) -> str:
-    """Said first when a baseline failed for want of a package that only the Docker image has."""
+    """Said first when a baseline failed for want of a package that only the sandbox image has."""
     missing = re.search(r"No module named '([\w.]+)'", error)
     if not missing or info.get("backend") != "bwrap":
         return ""
     return (
         f"not computed here: the bwrap sandbox runs this machine's own Python, which has no "
-        f"{missing.group(1)} (the Docker sandbox image has every package the built-in tasks need; "
-        "with a Docker engine, or SANDBOX_BWRAP_ROOTFS pointing at the image's root filesystem, it runs)"
+        f"{missing.group(1)} (the sandbox image has every package the built-in tasks need; with Docker or "
+        "Podman, or SANDBOX_BWRAP_ROOTFS pointing at the image's root filesystem, it runs)"
     )
 
 
